@@ -1,0 +1,186 @@
+"""The command line: parse, call the core, render, map to an exit code. Nothing else lives here."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from aoe_runner import __version__
+from aoe_runner._click import click_exceptions
+from aoe_runner.crashlog import run_guarded
+from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
+from aoe_runner.render import OutputFormat
+from aoe_runner.terminal import Terminal
+
+app = typer.Typer(
+    name="aoe-runner",
+    help="Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs.",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+if TYPE_CHECKING:
+    from aoe_runner.reporting import Loaded
+
+terminal = Terminal()
+
+
+def _version(value: bool) -> None:
+    if value:
+        terminal.result(f"aoe-runner {__version__}\n")
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs."""
+
+
+@app.command()
+def report(
+    paths: Annotated[
+        Optional[list[str]],
+        typer.Argument(help="Result files, directories (searched recursively) or glob patterns.", show_default=False),
+    ] = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Compare two sets of results: PATHS are OLD NEW.")] = False,
+    output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.TABLE,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout (only if there is a result).")
+    ] = None,
+    top: Annotated[
+        Optional[int], typer.Option("--top", min=1, help="Rows per list [default: 20 for table/markdown, all otherwise].")
+    ] = None,
+    min_gain: Annotated[str, typer.Option("--min-gain", help="Speed-up below this is 'no real gain' (PCT).")] = "1%",
+    threshold: Annotated[str, typer.Option("--threshold", help="With --diff: smallest change that counts (PCT).")] = "2%",
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="With --diff: exit 1 when an entry regressed beyond --threshold.")
+    ] = False,
+) -> int:
+    """Summarise result files into the knowledge bank they imply, or diff two runs with --diff."""
+    from aoe_runner import reporting
+
+    min_gain_pct = parse_percent(min_gain, "--min-gain")
+    threshold_pct = parse_percent(threshold, "--threshold")
+    paths = paths or []
+    if not diff:
+        if fail_on_regression or threshold != "2%":
+            raise UsageError("--threshold and --fail-on-regression need --diff")
+        if not paths:
+            raise UsageError("report needs at least one PATH (a result file, a directory or a glob pattern)")
+        loaded = reporting.summarize_paths(paths, min_gain_pct)
+        _print_problems([loaded])
+        if not loaded.files_loaded:
+            return ExitCode.BAD_INPUT
+        _emit(output_format.formatter().summary(loaded.summary, top), output)
+        return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
+    if len(paths) != 2:
+        raise UsageError(f"--diff needs exactly two paths, OLD and NEW (got {len(paths)})")
+    result, old, new = reporting.diff_paths([paths[0]], [paths[1]], threshold_pct)
+    _print_problems([old, new])
+    if not old.files_loaded or not new.files_loaded:
+        return ExitCode.BAD_INPUT
+    _emit(output_format.formatter().diff(result, top), output)
+    if old.errors or new.errors:
+        return ExitCode.BAD_INPUT
+    if fail_on_regression and result.regressions:
+        terminal.error(f"{len(result.regressions)} entries regressed by more than {threshold_pct:g}%")
+        return ExitCode.FINDING
+    return ExitCode.OK
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[str], typer.Argument(help="Result files, directories or glob patterns.", show_default=False)],
+) -> int:
+    """Check raw result files against the JSON Schema of AOE's format; print each error with its JSON path."""
+    from aoe_runner.results import find_result_files
+    from aoe_runner.validation import validate_file
+
+    files, errors = find_result_files(paths)
+    violations = 0
+    for path in files:
+        try:
+            problems = validate_file(path)
+        except InputError as error:
+            errors.append(error)
+            continue
+        violations += len(problems)
+        for problem in problems:
+            terminal.result(f"{path}: {problem.json_path}: {problem.message}\n")
+        if not problems:
+            terminal.result(f"{path}: valid\n")
+    for error in errors:
+        terminal.error(error.message)
+    if errors:
+        return ExitCode.BAD_INPUT
+    return ExitCode.FINDING if violations else ExitCode.OK
+
+
+def parse_percent(text: str, option: str) -> float:
+    """'2', '2%' or '2.5 %' as a non-negative percentage."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise UsageError(f"{option}: {text!r} is not a percentage (for example 2 or 2%)") from None
+    if not 0 <= value < 1000:
+        raise UsageError(f"{option}: {text!r} must be between 0% and 1000%")
+    return value
+
+
+def _print_problems(loaded: Sequence[Loaded]) -> None:
+    for side in loaded:
+        for info in side.summary.files:
+            for message in info.warnings:
+                terminal.warning(f"{info.path}: {message}")
+        for error in side.errors:
+            terminal.error(error.message)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        terminal.result(text)
+        return
+    from aoe_runner.fsutil import atomic_write_text
+
+    try:
+        atomic_write_text(output, text)
+    except OSError as error:
+        raise InputError(str(output), f"cannot write: {error.strerror or error}") from None
+    terminal.info(f"wrote {output}")
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Dispatch without the crash boundary: usage and domain errors become exit codes, bugs propagate."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="aoe-runner", standalone_mode=False)
+    except click_exceptions.UsageError as error:
+        terminal.error(_usage_line(error))
+        return ExitCode.USAGE
+    except click_exceptions.Abort:
+        terminal.error("interrupted")
+        return ExitCode.INTERRUPTED
+    except AoeRunnerError as error:
+        terminal.error(error.message)
+        return error.exit_code
+    return int(code or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    return run_guarded(lambda: run(arguments), arguments, terminal)
+
+
+def _usage_line(error: click_exceptions.UsageError) -> str:
+    command = error.ctx.command_path if error.ctx else "aoe-runner"
+    return f"{error.format_message()} (see '{command} --help')"

@@ -1,0 +1,65 @@
+"""The outermost error boundary: an unexpected exception becomes exit 3 and a crash log with versions."""
+
+from __future__ import annotations
+
+import platform
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from importlib import metadata
+from pathlib import Path
+
+from aoe_runner import __version__
+from aoe_runner.errors import ExitCode
+from aoe_runner.home import runner_home
+from aoe_runner.terminal import Terminal
+
+_REPORTED_PACKAGES = ("pydantic", "pydantic-core", "typer", "orjson", "jsonschema", "tabulate", "psutil")
+
+
+def run_guarded(dispatch: Callable[[], int], argv: Sequence[str], terminal: Terminal) -> int:
+    try:
+        return dispatch()
+    except KeyboardInterrupt:
+        terminal.error("interrupted")
+        return ExitCode.INTERRUPTED
+    except Exception as error:  # the boundary: anything that reaches here is a bug in aoe-runner
+        log = write_crash_log(error, argv)
+        terminal.error(f"internal error: {type(error).__name__}: {error} (crash log: {log}; please report it)")
+        return ExitCode.INTERNAL
+
+
+def write_crash_log(error: BaseException, argv: Sequence[str]) -> Path:
+    text = _crash_report(error, argv)
+    for directory in (runner_home() / "crash-logs", Path(tempfile.gettempdir())):
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path = directory / f"aoe-runner-crash-{datetime.now():%Y%m%d-%H%M%S-%f}.log"
+            path.write_text(text, encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    raise error
+
+
+def _crash_report(error: BaseException, argv: Sequence[str]) -> str:
+    lines = [
+        "### aoe-runner crash report",
+        f"aoe-runner {__version__}",
+        f"python {sys.version.split()[0]} ({sys.executable})",
+        f"platform {platform.platform()}",
+        *(f"{name} {_version_of(name)}" for name in _REPORTED_PACKAGES),
+        f"argv {list(argv)!r}",
+        "",
+        "".join(traceback.format_exception(type(error), error, error.__traceback__)),
+    ]
+    return "\n".join(lines)
+
+
+def _version_of(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"

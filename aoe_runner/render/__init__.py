@@ -1,0 +1,36 @@
+"""Output formats: each one renders a summary or a diff to text through the same small interface."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Protocol
+
+from aoe_runner.diff import BankDiff
+from aoe_runner.summary import BankSummary
+
+
+class Formatter(Protocol):
+    def summary(self, summary: BankSummary, top: int | None) -> str: ...
+
+    def diff(self, diff: BankDiff, top: int | None) -> str: ...
+
+
+class OutputFormat(str, Enum):
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+
+    def formatter(self) -> Formatter:
+        """Build the formatter this choice names; modules load only when chosen."""
+        if self is OutputFormat.JSON:
+            from aoe_runner.render.json_format import JsonFormatter
+
+            return JsonFormatter()
+        if self is OutputFormat.CSV:
+            from aoe_runner.render.csv_format import CsvFormatter
+
+            return CsvFormatter()
+        from aoe_runner.render.tables import TableFormatter
+
+        return TableFormatter(markdown=self is OutputFormat.MARKDOWN)

@@ -1,0 +1,150 @@
+"""`--format table` (for a terminal) and `--format markdown` (to paste into a pull request)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tabulate import tabulate
+
+from aoe_runner.diff import BankDiff, ChangeKind
+from aoe_runner.summary import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
+
+DEFAULT_ROWS = 20
+_NAME_WIDTH = 64
+
+
+class TableFormatter:
+    def __init__(self, markdown: bool) -> None:
+        self.markdown = markdown
+        self.style = "github" if markdown else "simple"
+
+    def summary(self, summary: BankSummary, top: int | None) -> str:
+        rows = top or DEFAULT_ROWS
+        t = summary.totals
+        parts = [
+            self._title("Knowledge-bank summary"),
+            f"{t.operators} operators ({t.operators_added} added, {t.operators_updated} updated) and "
+            f"{t.subgraphs} subgraphs ({t.subgraphs_added} added, {t.subgraphs_updated} updated), "
+            f"from {t.reports} reports in {t.files} files ({t.partial_files} partial).",
+            self._table(["", ""], self._totals_rows(summary), key_value=True),
+        ]
+        if summary.operators:
+            parts += [self._title(_limited("Operators by time saved", rows, len(summary.operators))),
+                      self._table(OPERATOR_HEADERS, [self._operator_row(e) for e in summary.operators[:rows]])]  # fmt: skip
+        if summary.subgraphs:
+            parts += [self._title(_limited("Subgraphs by time saved", rows, len(summary.subgraphs))),
+                      self._table(SUBGRAPH_HEADERS, [_subgraph_row(e) for e in summary.subgraphs[:rows]])]  # fmt: skip
+        if summary.op_types:
+            op_type_rows = [(s.op_type, s.entries, _num(s.time_saved_us), _speedup(s.median_speedup)) for s in summary.op_types[:rows]]
+            parts += [self._title(_limited("Per op type", rows, len(summary.op_types))),
+                      self._table(["op type", "entries", "saved µs", "median speed-up"], op_type_rows)]  # fmt: skip
+        if summary.model_times:
+            model_rows = [(p.section, p.tuning_name or "", _num(p.before_ms), _num(p.after_ms), _speedup(p.speedup)) for p in summary.model_times]
+            parts += [self._title("Model-level times"),
+                      self._table(["section", "tuning name", "before ms", "after ms", "speed-up"], model_rows)]  # fmt: skip
+        parts += self._list(f"No real gain (speed-up below {summary.min_gain_pct:g}%)", summary.no_real_gain)
+        parts += self._list("Conflicts (latest result slower than an earlier one from another file)", summary.conflicts)
+        return "\n\n".join(parts) + "\n"
+
+    def diff(self, diff: BankDiff, top: int | None) -> str:
+        rows = top or DEFAULT_ROWS
+        counts = ", ".join(f"{diff.counts.get(kind, 0)} {kind.value}" for kind in ChangeKind)
+        changed = [c for c in diff.changes if c.change is not ChangeKind.UNCHANGED]
+        parts = [
+            self._title("Knowledge-bank diff"),
+            f"old: {diff.old.operators} operators, {diff.old.subgraphs} subgraphs from {diff.old.reports} reports; "
+            f"new: {diff.new.operators} operators, {diff.new.subgraphs} subgraphs from {diff.new.reports} reports.",
+            f"{counts} (threshold {diff.threshold_pct:g}%).",
+        ]
+        if changed:
+            change_rows = [
+                (c.change.value, c.kind, self._name(c.label), _num(c.old_after), _num(c.new_after), c.unit, _pct(c.after_change_pct))
+                for c in changed[:rows]
+            ]
+            parts += [self._title(_limited("Changed entries", rows, len(changed))),
+                      self._table(["change", "kind", "entry", "old after", "new after", "unit", "after Δ"], change_rows)]  # fmt: skip
+        if diff.model_deltas:
+            delta_rows = [
+                (d.change.value, d.section, d.tuning_name or "", _num(d.old_after_ms), _num(d.new_after_ms), _pct(d.change_pct))
+                for d in diff.model_deltas
+            ]
+            parts += [self._title("Model-level times"),
+                      self._table(["change", "section", "tuning name", "old ms", "new ms", "Δ"], delta_rows)]  # fmt: skip
+        return "\n\n".join(parts) + "\n"
+
+    def _totals_rows(self, summary: BankSummary) -> list[tuple[str, str]]:
+        t = summary.totals
+        rows = [
+            ("operator time saved", f"{_num(t.operator_time_saved_us)} µs (median speed-up {_speedup(t.median_operator_speedup)})"),
+            ("subgraph time saved", f"{_num(t.subgraph_time_saved_ms)} ms (median speed-up {_speedup(t.median_subgraph_speedup)})"),
+            ("bank hit rate", f"OPAT {_rate(t.opat_repo)}, SGAT {_rate(t.sgat_repo)}"),
+            ("unsatisfied", f"OPAT {t.opat_repo.unsatisfied}, SGAT {t.sgat_repo.unsatisfied}"),
+            ("failed / incomplete reports", f"{t.failed_reports} / {t.incomplete_reports}"),
+            ("failed operators", ", ".join(t.failed_operators) or "none"),
+            ("tuning time", f"{_num(t.tuning_time_s)} s" + _missing_time(t.reports_without_tuning_time)),
+        ]
+        return rows
+
+    def _operator_row(self, e: OperatorEntry) -> Sequence[object]:
+        return (
+            self._name(e.name), "+".join(e.op_types), e.tuning_mode or "", _num(e.before_us), _num(e.after_us),
+            _speedup(e.speedup), _num(e.time_saved_us), e.update_mode.value, e.times_tuned, _flags(e.conflict),
+        )  # fmt: skip
+
+    def _title(self, text: str) -> str:
+        return f"### {text}" if self.markdown else f"{text}\n{'-' * len(text)}"
+
+    def _table(self, headers: Sequence[str], rows: list[Sequence[object]], key_value: bool = False) -> str:
+        if key_value and not self.markdown:
+            return tabulate(rows, tablefmt="plain")
+        return tabulate(rows, headers=headers, tablefmt=self.style, disable_numparse=True)
+
+    def _list(self, title: str, items: list[str]) -> list[str]:
+        if not items:
+            return []
+        bullet = "- " if self.markdown else "  "
+        return [self._title(f"{title}: {len(items)}"), "\n".join(f"{bullet}{item}" for item in items)]
+
+    def _name(self, name: str) -> str:
+        if self.markdown or len(name) <= _NAME_WIDTH:
+            return name
+        half = (_NAME_WIDTH - 1) // 2
+        return f"{name[:half]}…{name[-half:]}"
+
+
+OPERATOR_HEADERS = ["operator", "op type", "mode", "before µs", "after µs", "speed-up", "saved µs", "update", "tuned", "flag"]
+SUBGRAPH_HEADERS = ["repo_key", "before ms", "after ms", "speed-up", "saved ms", "update", "tuned", "flag"]
+
+
+def _subgraph_row(e: SubgraphEntry) -> Sequence[object]:
+    return (e.repo_key, _num(e.before_ms), _num(e.after_ms), _speedup(e.speedup), _num(e.time_saved_ms),
+            e.update_mode.value, e.times_tuned, _flags(e.conflict))  # fmt: skip
+
+
+def _limited(title: str, rows: int, total: int) -> str:
+    return f"{title} (top {rows} of {total}; --top N for more)" if total > rows else title
+
+
+def _flags(conflict: str | None) -> str:
+    return "conflict" if conflict else ""
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def _speedup(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}x"
+
+
+def _pct(value: float | None) -> str:
+    return "" if value is None else f"{value:+.2f}%"
+
+
+def _rate(totals: RepoTotals) -> str:
+    rate = totals.hit_rate
+    return "n/a" if rate is None else f"{rate:.1%} ({totals.hit}/{totals.total})"
+
+
+def _missing_time(count: int) -> str:
+    return f" ({count} report(s) without tuning_time(s): interrupted?)" if count else ""

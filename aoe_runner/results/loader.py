@@ -1,0 +1,80 @@
+"""Find result files from the paths a user gives, and load each into the normalised model."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+
+from aoe_runner.errors import InputError
+from aoe_runner.results.model import ResultFile
+from aoe_runner.results.normalize import normalize
+from aoe_runner.results.raw import decode
+
+RESULT_FILE_GLOB = "aoe_result_*.json"
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
+    """Read and normalise one result file; raises InputError when it cannot be used."""
+    where = os.fspath(path)
+    try:
+        data = Path(where).read_bytes()
+        modified = datetime.fromtimestamp(os.stat(where).st_mtime)
+    except OSError as error:
+        raise InputError(where, f"cannot read: {error.strerror or error}") from None
+    result_file = normalize(decode(data, where), where, os.path.basename(where))
+    result_file.modified = modified
+    return result_file
+
+
+def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputError]]:
+    """Expand files, directories (searched recursively) and glob patterns, in a stable order.
+
+    Every argument that names nothing usable becomes an InputError; the others still count.
+    """
+    found: dict[Path, None] = {}
+    errors: list[InputError] = []
+    for argument in arguments:
+        try:
+            for path in _expand(argument):
+                found.setdefault(path, None)
+        except InputError as error:
+            errors.append(error)
+    return list(found), errors
+
+
+def load_all(paths: Iterable[Path]) -> Iterator[ResultFile | InputError]:
+    """Load files one at a time, so memory holds one file however many there are."""
+    for path in paths:
+        try:
+            yield load_result_file(path)
+        except InputError as error:
+            yield error
+
+
+def _expand(argument: str) -> list[Path]:
+    path = Path(argument)
+    if path.is_dir():
+        return _search_directory(path)
+    if path.exists():
+        return [path]
+    if _GLOB_CHARACTERS & set(argument):
+        matches = sorted(glob.glob(argument, recursive=True))
+        if not matches:
+            raise InputError(argument, "no files match this pattern")
+        return [found for match in matches for found in _expand_match(Path(match))]
+    raise InputError(argument, "no such file or directory")
+
+
+def _expand_match(path: Path) -> list[Path]:
+    return _search_directory(path) if path.is_dir() else [path]
+
+
+def _search_directory(directory: Path) -> list[Path]:
+    files = sorted(p for p in directory.rglob(RESULT_FILE_GLOB) if p.is_file())
+    if not files:
+        raise InputError(str(directory), f"no {RESULT_FILE_GLOB} files in this directory or below it")
+    return files

@@ -1,0 +1,344 @@
+"""Turn the decoded top-level entries of a result file into the normalised model, variant by variant.
+
+Variants (AOE.md §4): training files (an object of `report_*` lists of single-key sections), the
+offline CLI's top-level list, CANN 6.0 keys (`opat_tune_result`, add/update operator lists with flat
+performance fields), op types as a string or a list, integer or float times. Nothing here rejects a
+file for a bad record: it skips the record and says so in one aggregated warning.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+from typing import Any
+
+from aoe_runner.errors import InputError
+from aoe_runner.results.model import (
+    BasicInfo,
+    ModelTimes,
+    OpatSection,
+    OperatorChange,
+    Report,
+    RepoSummary,
+    ResultFile,
+    SgatSection,
+    SubgraphChange,
+    TuningStatus,
+    UpdateMode,
+)
+from aoe_runner.results.raw import RawDocument
+
+SECTION_NAMES = ("basic", "OPAT", "SGAT")
+_TIMESTAMP = r"(\d{8})_?(\d{6})(\d{1,3})?"
+_REPORT_KEY = re.compile(rf"^report_{_TIMESTAMP}_(\d+)$")
+_FILE_NAME = re.compile(rf"^aoe_result_[A-Za-z]+_{_TIMESTAMP}_(\d+)\.json$")
+_UPDATE_MODES = {"add": UpdateMode.ADD, "update": UpdateMode.UPDATE}
+_REPO_SUMMARY_KEYS = {
+    "repo_add_num": "add",
+    "repo_hit_num": "hit",
+    "repo_reserved_num": "reserved",
+    "repo_unsatisfied_num": "unsatisfied",
+    "repo_update_num": "update",
+    "total_num": "total",
+}
+
+
+class _Tally:
+    """Counts a kind of problem across many records and keeps the first example."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.count = 0
+        self.first = ""
+
+    def add(self, example: str) -> None:
+        self.count += 1
+        if self.count == 1:
+            self.first = example
+
+    def flush(self, label: str, total: int, warnings: list[str]) -> None:
+        if self.count:
+            warnings.append(f"{label}: {self.count} of {total} {self.what} (first: {self.first})")
+
+
+def normalize(raw: RawDocument, path: str, file_name: str) -> ResultFile:
+    warnings: list[str] = []
+    reports: list[Report] = []
+    ignored: list[str] = []
+    for index, (key, value) in enumerate(raw.entries):
+        sections = _sections_of(value)
+        if sections is None:
+            ignored.append(repr(key))
+            continue
+        reports.append(_report(key, index, sections, warnings))
+    if ignored and not reports:
+        raise InputError(path, "not an AOE result file: no entry holds basic/OPAT/SGAT sections")
+    if ignored:
+        warnings.append(f"ignored top-level entries that are not reports: {', '.join(ignored[:5])}")
+    if raw.partial:
+        warnings.append(f"partial file (cut off at character {raw.cut_off_at}): {len(reports)} complete report(s) recovered")
+    return ResultFile(
+        path=path,
+        layout=raw.layout,
+        partial=raw.partial,
+        file_timestamp=_file_timestamp(file_name),
+        reports=reports,
+        warnings=warnings,
+    )
+
+
+def _sections_of(value: Any) -> dict[str, Any] | None:
+    """Merge a report's list of single-key sections into one dict; None when it is not a report."""
+    if isinstance(value, dict):
+        parts = [value]
+    elif isinstance(value, list) and all(isinstance(part, dict) for part in value):
+        parts = value
+    else:
+        return None
+    sections: dict[str, Any] = {}
+    for part in parts:
+        sections.update(part)
+    if not any(name in sections for name in SECTION_NAMES):
+        return None
+    return sections
+
+
+def _report(key: str | None, index: int, sections: dict[str, Any], warnings: list[str]) -> Report:
+    label = f"{key or 'report'} (#{index + 1})"
+    timestamp, thread_id = _parse_report_key(key)
+    unknown = [name for name in sections if name not in SECTION_NAMES]
+    if unknown:
+        warnings.append(f"{label}: unknown section(s) ignored: {', '.join(unknown)}")
+    basic = sections.get("basic")
+    opat = sections.get("OPAT")
+    sgat = sections.get("SGAT")
+    return Report(
+        key=key,
+        index=index,
+        timestamp=timestamp,
+        thread_id=thread_id,
+        basic=_basic(basic) if isinstance(basic, dict) else None,
+        opat=_opat(opat, f"{label} OPAT", warnings) if isinstance(opat, dict) else None,
+        sgat=_sgat(sgat, f"{label} SGAT", warnings) if isinstance(sgat, dict) else None,
+    )
+
+
+def _parse_report_key(key: str | None) -> tuple[datetime | None, int | None]:
+    match = _REPORT_KEY.match(key) if key else None
+    if not match:
+        return None, None
+    return _timestamp(*match.group(1, 2, 3)), int(match.group(4))
+
+
+def _file_timestamp(file_name: str) -> datetime | None:
+    match = _FILE_NAME.match(file_name)
+    return _timestamp(*match.group(1, 2, 3)) if match else None
+
+
+def _timestamp(date: str, time: str, millis: str | None) -> datetime | None:
+    """`YYYYMMDD`, `hhmmss` and optional milliseconds (1–3 digits, read as a whole number of ms)."""
+    try:
+        moment = datetime.strptime(date + time, "%Y%m%d%H%M%S")
+    except ValueError:
+        return None
+    return moment.replace(microsecond=int(millis) * 1000) if millis else moment
+
+
+def _basic(section: dict[str, Any]) -> BasicInfo:
+    name = section.get("tuning_name")
+    return BasicInfo(
+        tuning_name=None if name is None else str(name),
+        tuning_time_s=_number(section.get("tuning_time(s)")),
+    )
+
+
+def _opat(section: dict[str, Any], label: str, warnings: list[str]) -> OpatSection:
+    status_raw = section.get("opat_tuning_result", section.get("opat_tune_result"))
+    status = _status(status_raw)
+    if status_raw is not None and status is None:
+        warnings.append(f"{label}: unknown tuning result {status_raw!r}")
+    failed = section.get("tuning_failed_operators", section.get("tune_failed_operators")) or []
+    return OpatSection(
+        status=status,
+        status_raw=None if status_raw is None else str(status_raw),
+        model_times=_model_times(section, label, warnings),
+        operators=_operators(section.get("repo_modified_operators"), label, warnings),
+        repo_summary=_repo_summary(section.get("repo_summary"), label, warnings),
+        failed_operators=[str(name) for name in failed] if isinstance(failed, list) else [],
+    )
+
+
+def _status(raw: object) -> TuningStatus | None:
+    text = str(raw).lower() if raw is not None else ""
+    if "success" in text:
+        return TuningStatus.SUCCESSFUL
+    if "fail" in text:
+        return TuningStatus.FAILED
+    if "incomplete" in text:
+        return TuningStatus.INCOMPLETE
+    return None
+
+
+def _sgat(section: dict[str, Any], label: str, warnings: list[str]) -> SgatSection:
+    return SgatSection(
+        model_times=_model_times(section, label, warnings),
+        subgraphs=_subgraphs(section.get("repo_modified_subgraphs"), label, warnings),
+        repo_summary=_repo_summary(section.get("repo_summary"), label, warnings),
+    )
+
+
+def _model_times(section: dict[str, Any], label: str, warnings: list[str]) -> ModelTimes | None:
+    before = _number(section.get("model_baseline_performance(ms)"))
+    after = _number(section.get("model_result_performance(ms)"))
+    if before is None or after is None:
+        return None
+    raw = section.get("model_performance_improvement")
+    claimed = improvement_disagreement(raw, before, after)
+    if claimed:
+        warnings.append(f"{label}: model improvement {claimed}")
+    return ModelTimes(before_ms=before, after_ms=after, improvement_raw=None if raw is None else str(raw))
+
+
+def _operators(value: Any, label: str, warnings: list[str]) -> list[OperatorChange]:
+    """Both shapes: a list of items with `tune_performance`, or CANN 6.0's add/update lists of flat items."""
+    if isinstance(value, dict):
+        batches = [
+            (value.get("add_repo_operators"), UpdateMode.ADD),
+            (value.get("update_repo_operators"), UpdateMode.UPDATE),
+        ]
+    else:
+        batches = [(value, None)]
+    unusable = _Tally("operator records skipped (no name or no usable times)")
+    disagreeing = _Tally("operator improvement figures disagree with their times")
+    operators: list[OperatorChange] = []
+    for items, implied_mode in batches:
+        for item in items if isinstance(items, list) else ():
+            _append_operator(item, implied_mode, operators, unusable, disagreeing)
+    total = len(operators) + unusable.count
+    unusable.flush(label, total, warnings)
+    disagreeing.flush(label, total, warnings)
+    return operators
+
+
+def _append_operator(
+    item: Any,
+    implied_mode: UpdateMode | None,
+    out: list[OperatorChange],
+    unusable: _Tally,
+    disagreeing: _Tally,
+) -> None:
+    name = item.get("op_name") if isinstance(item, dict) else None
+    if not isinstance(name, str):
+        unusable.add(f"{str(item)[:60]!r}")
+        return
+    op_type = item.get("op_type")
+    op_types = (op_type,) if isinstance(op_type, str) else tuple(str(t) for t in op_type or ())
+    tuned = item.get("tune_performance")
+    per_mode = tuned.items() if isinstance(tuned, dict) else ((None, item),)
+    for tuning_mode, perf in per_mode:
+        before = _number(perf.get("performance_before_tune(us)")) if isinstance(perf, dict) else None
+        after = _number(perf.get("performance_after_tune(us)")) if isinstance(perf, dict) else None
+        if before is None or after is None:
+            unusable.add(name)
+            continue
+        update_mode = _UPDATE_MODES.get(perf.get("update_mode"), implied_mode) or UpdateMode.ADD
+        raw = perf.get("performance_improvement")
+        claimed = improvement_disagreement(raw, before, after)
+        if claimed:
+            disagreeing.add(f"{name}: {claimed}")
+        out.append(OperatorChange(name, op_types, tuning_mode, before, after, update_mode, raw))
+
+
+def _subgraphs(value: Any, label: str, warnings: list[str]) -> list[SubgraphChange]:
+    if not isinstance(value, dict):
+        return []
+    unusable = _Tally("subgraph records skipped (no repo_key or no usable times)")
+    disagreeing = _Tally("subgraph improvement figures disagree with their times")
+    subgraphs: list[SubgraphChange] = []
+    for list_name, update_mode in (("add_repo_subgraphs", UpdateMode.ADD), ("update_repo_subgraphs", UpdateMode.UPDATE)):
+        items = value.get(list_name)
+        for item in items if isinstance(items, list) else ():
+            record = _subgraph(item, update_mode, unusable, disagreeing)
+            if record:
+                subgraphs.append(record)
+    total = len(subgraphs) + unusable.count
+    unusable.flush(label, total, warnings)
+    disagreeing.flush(label, total, warnings)
+    return subgraphs
+
+
+def _subgraph(item: Any, update_mode: UpdateMode, unusable: _Tally, disagreeing: _Tally) -> SubgraphChange | None:
+    if not isinstance(item, dict):
+        unusable.add(repr(item)[:60])
+        return None
+    key = item.get("repo_key")
+    before = _number(item.get("performance_before_tune(ms)"))
+    after = _number(item.get("performance_after_tune(ms)"))
+    if key is None or before is None or after is None:
+        unusable.add(str(key))
+        return None
+    raw = item.get("performance_improvement")
+    claimed = improvement_disagreement(raw, before, after)
+    if claimed:
+        disagreeing.add(f"{key}: {claimed}")
+    return SubgraphChange(str(key), before, after, update_mode, raw)
+
+
+def _repo_summary(value: Any, label: str, warnings: list[str]) -> RepoSummary | None:
+    if not isinstance(value, dict):
+        return None
+    counts = {field: _count(value.get(key)) for key, field in _REPO_SUMMARY_KEYS.items()}
+    summary = RepoSummary(**counts)
+    for problem in repo_summary_mismatches(summary):
+        warnings.append(f"{label}: repo_summary does not add up: {problem}")
+    return summary
+
+
+def repo_summary_mismatches(s: RepoSummary) -> list[str]:
+    """The documented identities hit = reserved + update and total = add + hit + unsatisfied."""
+    problems = []
+    if None not in (s.hit, s.reserved, s.update) and s.hit != s.reserved + s.update:  # type: ignore[operator]
+        problems.append(f"hit {s.hit} != reserved {s.reserved} + update {s.update}")
+    if None not in (s.total, s.add, s.hit, s.unsatisfied) and s.total != s.add + s.hit + s.unsatisfied:  # type: ignore[operator]
+        problems.append(f"total {s.total} != add {s.add} + hit {s.hit} + unsatisfied {s.unsatisfied}")
+    return problems
+
+
+def improvement_disagreement(raw: object, before: float, after: float) -> str | None:
+    """Describe how a `performance_improvement` string disagrees with its times, or None when it agrees.
+
+    The documented examples write before/after - 1 ("118.71%" for 58.781 -> 26.876); the prose says
+    "time reduced", (before - after)/before. Either reading is accepted, within rounding.
+    """
+    if raw is None or before <= 0 or after <= 0:
+        return None
+    try:
+        claimed = float(str(raw).strip().rstrip("%"))
+    except ValueError:
+        return f"{raw!r} is not a percentage"
+    as_speedup = (before / after - 1) * 100
+    as_reduction = (before - after) / before * 100
+    if _close(claimed, as_speedup) or _close(claimed, as_reduction):
+        return None
+    return f"says {raw}, times give {as_speedup:.2f}%"
+
+
+def _close(claimed: float, expected: float) -> bool:
+    return abs(claimed - expected) <= max(0.06, abs(expected) * 0.005)
+
+
+def _number(value: object) -> float | None:
+    """A finite number from an int, a float or a numeric string; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _count(value: object) -> int | None:
+    number = _number(value)
+    return int(number) if number is not None and number == int(number) else None

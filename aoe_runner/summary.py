@@ -1,0 +1,431 @@
+"""Merge the reports of many result files into the state of the custom knowledge bank they imply.
+
+Every operator (name + op types + tuning mode) and subgraph (`repo_key`) becomes one entry; the
+latest result wins. "Latest" is a total order — report timestamp (else the file name's, else the
+file's mtime), then file path, report position, record position — and the merge keeps, per entry,
+only the latest and the fastest result seen. Both are commutative reductions, so the summary does
+not depend on the order the files are given in, and memory grows with distinct entries, not files.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from aoe_runner.results.model import (
+    ModelTimes,
+    OperatorChange,
+    Report,
+    RepoSummary,
+    ResultFile,
+    SubgraphChange,
+    UpdateMode,
+)
+
+CONFLICT_TOLERANCE = 0.02  # a later result this much slower than an earlier one from another file
+DEFAULT_MIN_GAIN_PCT = 1.0
+SCHEMA_VERSION = 1
+
+TimestampSource = Literal["report key", "file name", "file mtime", "none"]
+_NO_TIME = datetime.min
+
+
+class Provenance(BaseModel):
+    file: str
+    report_key: str | None
+    report_index: int
+    timestamp: datetime | None
+    timestamp_source: TimestampSource
+
+
+class _Entry(BaseModel):
+    update_mode: UpdateMode
+    improvement_raw: str | None
+    speedup: float | None
+    times_tuned: int
+    source: Provenance
+    conflict: str | None = None
+
+
+class OperatorEntry(_Entry):
+    name: str
+    op_types: list[str]
+    tuning_mode: str | None
+    before_us: float
+    after_us: float
+    time_saved_us: float
+
+
+class SubgraphEntry(_Entry):
+    repo_key: str
+    before_ms: float
+    after_ms: float
+    time_saved_ms: float
+
+
+class OpTypeStats(BaseModel):
+    op_type: str  # fused operators join their types with "+"
+    entries: int
+    time_saved_us: float
+    median_speedup: float | None
+
+
+class ModelPoint(BaseModel):
+    section: Literal["OPAT", "SGAT"]
+    tuning_name: str | None
+    before_ms: float
+    after_ms: float
+    speedup: float | None
+    source: Provenance
+
+
+class RepoTotals(BaseModel):
+    reports: int = 0
+    add: int = 0
+    hit: int = 0
+    reserved: int = 0
+    unsatisfied: int = 0
+    update: int = 0
+    total: int = 0
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.hit / self.total if self.total else None
+
+
+class FileInfo(BaseModel):
+    path: str
+    layout: str
+    partial: bool
+    reports: int
+    warnings: list[str]
+
+
+class Totals(BaseModel):
+    files: int
+    partial_files: int
+    reports: int
+    operators: int
+    operators_added: int
+    operators_updated: int
+    subgraphs: int
+    subgraphs_added: int
+    subgraphs_updated: int
+    operator_time_saved_us: float
+    subgraph_time_saved_ms: float
+    median_operator_speedup: float | None
+    median_subgraph_speedup: float | None
+    opat_repo: RepoTotals
+    sgat_repo: RepoTotals
+    opat_hit_rate: float | None
+    sgat_hit_rate: float | None
+    failed_reports: int
+    incomplete_reports: int
+    failed_operators: list[str]
+    tuning_time_s: float
+    reports_without_tuning_time: int
+
+
+class BankSummary(BaseModel):
+    """What `aoe-runner report` prints; `--format json` emits exactly this."""
+
+    schema_version: int = SCHEMA_VERSION
+    min_gain_pct: float
+    totals: Totals
+    operators: list[OperatorEntry] = Field(description="sorted by time saved, largest first")
+    subgraphs: list[SubgraphEntry] = Field(description="sorted by time saved, largest first")
+    op_types: list[OpTypeStats]
+    model_times: list[ModelPoint]
+    no_real_gain: list[str] = Field(description="keys of entries whose speed-up is below min_gain_pct")
+    conflicts: list[str] = Field(description="keys of entries whose latest result contradicts an earlier one")
+    files: list[FileInfo]
+
+
+OrderKey = tuple[datetime, str, int, int]
+Record = OperatorChange | SubgraphChange
+
+
+@dataclass(slots=True)
+class _ReportContext:
+    file: str
+    report: Report
+    timestamp: datetime | None
+    timestamp_source: TimestampSource
+
+    def order(self, position: int) -> OrderKey:
+        return (self.timestamp or _NO_TIME, self.file, self.report.index, position)
+
+    def provenance(self) -> Provenance:
+        return Provenance(
+            file=self.file,
+            report_key=self.report.key,
+            report_index=self.report.index,
+            timestamp=self.timestamp,
+            timestamp_source=self.timestamp_source,
+        )
+
+
+@dataclass(slots=True)
+class _EntryState:
+    latest_order: OrderKey
+    latest: Record
+    latest_context: _ReportContext
+    fastest_order: tuple[float, OrderKey]
+    fastest_file: str
+    times_tuned: int = 1
+
+    def observe(self, order: OrderKey, record: Record, context: _ReportContext, after: float) -> None:
+        self.times_tuned += 1
+        if order > self.latest_order:
+            self.latest_order, self.latest, self.latest_context = order, record, context
+        if (after, order) < self.fastest_order:
+            self.fastest_order, self.fastest_file = (after, order), context.file
+
+    def conflict(self, latest_after: float) -> str | None:
+        fastest_after = self.fastest_order[0]
+        if self.fastest_file == self.latest_context.file or latest_after <= fastest_after * (1 + CONFLICT_TOLERANCE):
+            return None
+        return f"latest result {latest_after:g} is slower than {fastest_after:g} recorded in {self.fastest_file}"
+
+
+def _after_of(record: Record) -> float:
+    return record.after_us if isinstance(record, OperatorChange) else record.after_ms
+
+
+class BankMerger:
+    """Accumulates result files one at a time; `summary()` renders the bank state they imply."""
+
+    def __init__(self) -> None:
+        self._operators: dict[tuple[str, tuple[str, ...], str | None], _EntryState] = {}
+        self._subgraphs: dict[str, _EntryState] = {}
+        self._files: list[FileInfo] = []
+        self._model_points: list[tuple[OrderKey, ModelPoint]] = []
+        self._repo = {"OPAT": RepoTotals(), "SGAT": RepoTotals()}
+        self._failed_operators: set[str] = set()
+        self._status_counts: Counter[str] = Counter()
+        self._tuning_time = 0.0
+        self._without_tuning_time = 0
+
+    def add_files(self, files: Iterable[ResultFile]) -> None:
+        for result_file in files:
+            self.add_file(result_file)
+
+    def add_file(self, result_file: ResultFile) -> None:
+        self._files.append(
+            FileInfo(
+                path=result_file.path,
+                layout=result_file.layout,
+                partial=result_file.partial,
+                reports=len(result_file.reports),
+                warnings=result_file.warnings,
+            )
+        )
+        for report in result_file.reports:
+            self._add_report(_context_of(result_file, report))
+
+    def _add_report(self, context: _ReportContext) -> None:
+        report = context.report
+        if report.basic and report.basic.tuning_time_s is not None:
+            self._tuning_time += report.basic.tuning_time_s
+        else:
+            self._without_tuning_time += 1
+        tuning_name = report.basic.tuning_name if report.basic else None
+        if report.opat:
+            self._observe_all(self._operators, report.opat.operators, context, operator_key)
+            self._failed_operators.update(report.opat.failed_operators)
+            if report.opat.status:
+                self._status_counts[report.opat.status.value] += 1
+            self._add_section_totals("OPAT", report.opat.repo_summary, report.opat.model_times, tuning_name, context)
+        if report.sgat:
+            self._observe_all(self._subgraphs, report.sgat.subgraphs, context, subgraph_key)
+            self._add_section_totals("SGAT", report.sgat.repo_summary, report.sgat.model_times, tuning_name, context)
+
+    @staticmethod
+    def _observe_all(
+        entries: dict[Any, _EntryState],
+        records: Sequence[Record],
+        context: _ReportContext,
+        key_of: Callable[[Any], Hashable],
+    ) -> None:
+        for position, record in enumerate(records):
+            key = key_of(record)
+            order = context.order(position)
+            after = _after_of(record)
+            state = entries.get(key)
+            if state is None:
+                entries[key] = _EntryState(order, record, context, (after, order), context.file)
+            else:
+                state.observe(order, record, context, after)
+
+    def _add_section_totals(
+        self,
+        section: Literal["OPAT", "SGAT"],
+        repo_summary: RepoSummary | None,
+        model_times: ModelTimes | None,
+        tuning_name: str | None,
+        context: _ReportContext,
+    ) -> None:
+        totals = self._repo[section]
+        if repo_summary is not None:
+            totals.reports += 1
+            for field in ("add", "hit", "reserved", "unsatisfied", "update", "total"):
+                setattr(totals, field, getattr(totals, field) + (getattr(repo_summary, field) or 0))
+        if model_times is not None:
+            point = ModelPoint(
+                section=section,
+                tuning_name=tuning_name,
+                before_ms=model_times.before_ms,
+                after_ms=model_times.after_ms,
+                speedup=model_times.speedup,
+                source=context.provenance(),
+            )
+            self._model_points.append((context.order(0), point))
+
+    def summary(self, min_gain_pct: float = DEFAULT_MIN_GAIN_PCT) -> BankSummary:
+        operators = sorted((_operator_entry(s) for s in self._operators.values()), key=_operator_rank)
+        subgraphs = sorted((_subgraph_entry(s) for s in self._subgraphs.values()), key=_subgraph_rank)
+        threshold = 1 + min_gain_pct / 100
+        keyed = [(operator_label(e), e) for e in operators] + [(subgraph_label(e), e) for e in subgraphs]
+        return BankSummary(
+            min_gain_pct=min_gain_pct,
+            totals=self._totals(operators, subgraphs),
+            operators=operators,
+            subgraphs=subgraphs,
+            op_types=_op_type_stats(operators),
+            model_times=[point for _, point in sorted(self._model_points, key=lambda pair: pair[0])],
+            no_real_gain=[label for label, e in keyed if e.speedup is not None and e.speedup < threshold],
+            conflicts=[label for label, e in keyed if e.conflict],
+            files=sorted(self._files, key=lambda f: f.path),
+        )
+
+    def _totals(self, operators: list[OperatorEntry], subgraphs: list[SubgraphEntry]) -> Totals:
+        op_modes = Counter(e.update_mode for e in operators)
+        sg_modes = Counter(e.update_mode for e in subgraphs)
+        return Totals(
+            files=len(self._files),
+            partial_files=sum(f.partial for f in self._files),
+            reports=sum(f.reports for f in self._files),
+            operators=len(operators),
+            operators_added=op_modes[UpdateMode.ADD],
+            operators_updated=op_modes[UpdateMode.UPDATE],
+            subgraphs=len(subgraphs),
+            subgraphs_added=sg_modes[UpdateMode.ADD],
+            subgraphs_updated=sg_modes[UpdateMode.UPDATE],
+            operator_time_saved_us=sum(e.time_saved_us for e in operators),
+            subgraph_time_saved_ms=sum(e.time_saved_ms for e in subgraphs),
+            median_operator_speedup=_median(e.speedup for e in operators),
+            median_subgraph_speedup=_median(e.speedup for e in subgraphs),
+            opat_repo=self._repo["OPAT"],
+            sgat_repo=self._repo["SGAT"],
+            opat_hit_rate=self._repo["OPAT"].hit_rate,
+            sgat_hit_rate=self._repo["SGAT"].hit_rate,
+            failed_reports=self._status_counts["failed"],
+            incomplete_reports=self._status_counts["incomplete"],
+            failed_operators=sorted(self._failed_operators),
+            tuning_time_s=self._tuning_time,
+            reports_without_tuning_time=self._without_tuning_time,
+        )
+
+
+def summarize(files: Iterable[ResultFile], min_gain_pct: float = DEFAULT_MIN_GAIN_PCT) -> BankSummary:
+    merger = BankMerger()
+    merger.add_files(files)
+    return merger.summary(min_gain_pct)
+
+
+def operator_key(op: OperatorChange) -> tuple[str, tuple[str, ...], str | None]:
+    return (op.name, op.op_types, op.tuning_mode)
+
+
+def subgraph_key(subgraph: SubgraphChange) -> str:
+    return subgraph.repo_key
+
+
+def operator_label(entry: OperatorEntry) -> str:
+    mode = f" ({entry.tuning_mode})" if entry.tuning_mode else ""
+    return f"{entry.name} [{'+'.join(entry.op_types)}]{mode}"
+
+
+def subgraph_label(entry: SubgraphEntry) -> str:
+    return f"subgraph {entry.repo_key}"
+
+
+def _context_of(result_file: ResultFile, report: Report) -> _ReportContext:
+    if report.timestamp:
+        return _ReportContext(result_file.path, report, report.timestamp, "report key")
+    if result_file.file_timestamp:
+        return _ReportContext(result_file.path, report, result_file.file_timestamp, "file name")
+    if result_file.modified:
+        return _ReportContext(result_file.path, report, result_file.modified, "file mtime")
+    return _ReportContext(result_file.path, report, None, "none")
+
+
+def _operator_entry(state: _EntryState) -> OperatorEntry:
+    op = state.latest
+    assert isinstance(op, OperatorChange)
+    return OperatorEntry(
+        name=op.name,
+        op_types=list(op.op_types),
+        tuning_mode=op.tuning_mode,
+        before_us=op.before_us,
+        after_us=op.after_us,
+        time_saved_us=op.time_saved_us,
+        speedup=op.speedup,
+        update_mode=op.update_mode,
+        improvement_raw=op.improvement_raw,
+        times_tuned=state.times_tuned,
+        source=state.latest_context.provenance(),
+        conflict=state.conflict(op.after_us),
+    )
+
+
+def _subgraph_entry(state: _EntryState) -> SubgraphEntry:
+    sg = state.latest
+    assert isinstance(sg, SubgraphChange)
+    return SubgraphEntry(
+        repo_key=sg.repo_key,
+        before_ms=sg.before_ms,
+        after_ms=sg.after_ms,
+        time_saved_ms=sg.time_saved_ms,
+        speedup=sg.speedup,
+        update_mode=sg.update_mode,
+        improvement_raw=sg.improvement_raw,
+        times_tuned=state.times_tuned,
+        source=state.latest_context.provenance(),
+        conflict=state.conflict(sg.after_ms),
+    )
+
+
+def _operator_rank(e: OperatorEntry) -> tuple[float, str, tuple[str, ...], str]:
+    return (-e.time_saved_us, e.name, tuple(e.op_types), e.tuning_mode or "")
+
+
+def _subgraph_rank(e: SubgraphEntry) -> tuple[float, str]:
+    return (-e.time_saved_ms, e.repo_key)
+
+
+def _op_type_stats(operators: list[OperatorEntry]) -> list[OpTypeStats]:
+    groups: dict[str, list[OperatorEntry]] = {}
+    for entry in operators:
+        groups.setdefault("+".join(entry.op_types) or "(none)", []).append(entry)
+    stats = [
+        OpTypeStats(
+            op_type=op_type,
+            entries=len(members),
+            time_saved_us=sum(e.time_saved_us for e in members),
+            median_speedup=_median(e.speedup for e in members),
+        )
+        for op_type, members in groups.items()
+    ]
+    return sorted(stats, key=lambda s: (-s.time_saved_us, s.op_type))
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
