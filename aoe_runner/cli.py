@@ -50,18 +50,20 @@ def _root(
 def report(
     paths: Annotated[
         Optional[list[str]],
-        typer.Argument(help="Result files, directories (searched recursively) or glob patterns.", show_default=False),
+        typer.Argument(
+            help="Result files, directories (searched recursively) or glob patterns.", metavar="PATH", show_default=False
+        ),
     ] = None,
     diff: Annotated[bool, typer.Option("--diff", help="Compare two sets of results: PATHS are OLD NEW.")] = False,
     output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.TABLE,
     output: Annotated[
-        Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout (only if there is a result).")
+        Optional[Path], typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout (only if there is a result).")
     ] = None,
     top: Annotated[
-        Optional[int], typer.Option("--top", min=1, help="Rows per list [default: 20 for table/markdown, all otherwise].")
+        Optional[int], typer.Option("--top", min=1, metavar="N", help="Rows per list [default: 20 for table/markdown, all otherwise].")
     ] = None,
-    min_gain: Annotated[str, typer.Option("--min-gain", help="Speed-up below this is 'no real gain' (PCT).")] = "1%",
-    threshold: Annotated[str, typer.Option("--threshold", help="With --diff: smallest change that counts (PCT).")] = "2%",
+    min_gain: Annotated[str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain' (PCT).")] = "1%",
+    threshold: Annotated[str, typer.Option("--threshold", metavar="PCT", help="With --diff: smallest change that counts (PCT).")] = "2%",
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="With --diff: exit 1 when an entry regressed beyond --threshold.")
     ] = False,
@@ -100,7 +102,9 @@ def report(
 
 @app.command()
 def validate(
-    paths: Annotated[list[str], typer.Argument(help="Result files, directories or glob patterns.", show_default=False)],
+    paths: Annotated[
+        list[str], typer.Argument(help="Result files, directories or glob patterns.", metavar="PATH", show_default=False)
+    ],
 ) -> int:
     """Check raw result files against the JSON Schema of AOE's format; print each error with its JSON path."""
     from aoe_runner.results import find_result_files
@@ -167,7 +171,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except click_exceptions.UsageError as error:
         terminal.error(_usage_line(error))
         return ExitCode.USAGE
-    except click_exceptions.Abort:
+    except typer.Abort:  # EOF at a prompt; Ctrl-C is already Exit(130) inside typer
         terminal.error("interrupted")
         return ExitCode.INTERRUPTED
     except AoeRunnerError as error:

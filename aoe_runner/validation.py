@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aoe_runner.errors import InputError
+from aoe_runner.results.raw import is_json_prefix
 
 RAW_SCHEMA_NAME = "aoe-result.schema.json"
 
@@ -22,8 +23,12 @@ class SchemaProblem:
 
 @lru_cache(maxsize=1)
 def raw_schema() -> dict[str, Any]:
-    text = resources.files("aoe_runner.schemas").joinpath(RAW_SCHEMA_NAME).read_text(encoding="utf-8")
-    return json.loads(text)  # type: ignore[no-any-return]
+    """The schema installed with the package, or schemas/ beside it when running from a source checkout."""
+    try:
+        source = resources.files("aoe_runner.schemas").joinpath(RAW_SCHEMA_NAME)
+    except ModuleNotFoundError:
+        source = Path(__file__).resolve().parent.parent / "schemas" / RAW_SCHEMA_NAME  # type: ignore[assignment]
+    return json.loads(source.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
 def validate_file(path: Path) -> list[SchemaProblem]:
@@ -38,7 +43,8 @@ def validate_file(path: Path) -> list[SchemaProblem]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(where, f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+        hint = " (the file looks cut off: is AOE still writing it?)" if is_json_prefix(text) else ""
+        raise InputError(where, f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}{hint}") from None
     return validate_document(document)
 
 

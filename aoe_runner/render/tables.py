@@ -42,7 +42,8 @@ class TableFormatter:
             model_rows = [(p.section, p.tuning_name or "", _num(p.before_ms), _num(p.after_ms), _speedup(p.speedup)) for p in summary.model_times]
             parts += [self._title("Model-level times"),
                       self._table(["section", "tuning name", "before ms", "after ms", "speed-up"], model_rows)]  # fmt: skip
-        parts += self._list(f"No real gain (speed-up below {summary.min_gain_pct:g}%)", summary.no_real_gain)
+        no_gain_title = f"No real gain (speed-up below {1 + summary.min_gain_pct / 100:.3g}x)"
+        parts += self._list(no_gain_title, summary.no_real_gain)
         parts += self._list("Conflicts (latest result slower than an earlier one from another file)", summary.conflicts)
         return "\n\n".join(parts) + "\n"
 

@@ -19,6 +19,7 @@ from aoe_runner.errors import InputError
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+_PARTIAL_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _OUTSIDE_STRING = frozenset("{}[],:0123456789+-.eE truefalsn\t\n\r")
 
 
@@ -29,7 +30,7 @@ class RawDocument:
     layout: Literal["training", "offline"]
     entries: list[tuple[str | None, Any]] = field(default_factory=list)
     partial: bool = False
-    cut_off_at: int | None = None  # character offset where a truncated file stops making sense
+    cut_off_report: str | None = None  # the key of the report that was being written when the file ends
 
 
 def decode(data: bytes, where: str) -> RawDocument:
@@ -61,7 +62,7 @@ def _text_of(data: bytes, where: str) -> str:
 def _decode_incrementally(text: str, where: str) -> RawDocument:
     start = _skip_whitespace(text, 0)
     if start == len(text):
-        return RawDocument("training", partial=True, cut_off_at=0)
+        return RawDocument("training", partial=True)
     opening = text[start]
     if opening == "[":
         return _decode_offline_list(text, start, where)
@@ -75,7 +76,7 @@ def _decode_offline_list(text: str, start: int, where: str) -> RawDocument:
         value, end = _DECODER.raw_decode(text, start)
     except json.JSONDecodeError as error:
         _require_truncation(text, start, where, error)
-        return RawDocument("offline", partial=True, cut_off_at=start)
+        return RawDocument("offline", partial=True, cut_off_report="the offline report")
     _require_only_whitespace_after(text, end, where)
     return RawDocument("offline", [(None, value)])
 
@@ -85,7 +86,7 @@ def _decode_report_object(text: str, pos: int, where: str) -> RawDocument:
     while True:
         pos = _skip_whitespace(text, pos)
         if pos == len(text):
-            return _cut_off(document, pos)
+            return _cut_off(document, text, pos)
         if text[pos] == "}":
             _require_only_whitespace_after(text, pos + 1, where)
             return document
@@ -95,7 +96,7 @@ def _decode_report_object(text: str, pos: int, where: str) -> RawDocument:
             pos = _skip_whitespace(text, pos + 1)
         parsed = _decode_member(text, pos, where)
         if parsed is None:
-            return _cut_off(document, pos)
+            return _cut_off(document, text, pos)
         key, value, pos = parsed
         document.entries.append((key, value))
 
@@ -127,9 +128,10 @@ def _decode_member(text: str, pos: int, where: str) -> tuple[str, Any, int] | No
     return key, value, end
 
 
-def _cut_off(document: RawDocument, pos: int) -> RawDocument:
+def _cut_off(document: RawDocument, text: str, pos: int) -> RawDocument:
     document.partial = True
-    document.cut_off_at = pos
+    key = _PARTIAL_KEY.match(text, pos)
+    document.cut_off_report = key.group(1) if key else None
     return document
 
 

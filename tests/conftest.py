@@ -1,0 +1,51 @@
+"""Shared fixtures: golden input folders, a CLI runner that lets bugs raise, and a fenced-off home."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from aoe_runner.cli import run
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_results"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _fenced_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """No test writes into the real user's home: aoe-runner's home is a fresh temporary directory."""
+    home = tmp_path_factory.mktemp("aoe-runner-home")
+    monkeypatch.setenv("AOE_RUNNER_HOME", str(home))
+    yield home
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Run the CLI in-process without the crash boundary, so an unexpected exception fails the test."""
+
+    def invoke(*argv: str) -> Result:
+        code = run(list(argv))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return invoke
+
+
+@pytest.fixture
+def samples(tmp_path: Path) -> Path:
+    """A private copy of sample_results/, safe to modify."""
+    copy = tmp_path / "samples"
+    shutil.copytree(SAMPLES, copy)
+    return copy

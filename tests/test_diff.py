@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import pytest
+
+from aoe_runner.diff import ChangeKind, classify
+from aoe_runner.reporting import diff_paths
+from tests.conftest import SAMPLES
+
+
+def test_diff_of_a_retune_against_the_first_run() -> None:
+    diff, old, new = diff_paths([str(SAMPLES / "training_opat")], [str(SAMPLES / "retune")])
+    assert old.errors == [] and new.errors == []
+    by_label = {c.label: c for c in diff.changes}
+    softmax = by_label["bert/encoder/layer_10/attention/self/Softmax_OPAT_0 [SoftmaxV2] (Format)"]
+    assert (softmax.change, softmax.old_after, softmax.new_after) == (ChangeKind.IMPROVED, 26.876, 25.113)
+    assert softmax.after_change_pct == pytest.approx((25.113 - 26.876) / 26.876 * 100)
+    matmul = by_label["bert/encoder/layer_3/intermediate/dense/MatMul [MatMulV2] (Schedule)"]
+    assert matmul.change is ChangeKind.REGRESSED
+    assert by_label["bert/encoder/layer_5/output/dense/MatMul [MatMulV2] (Schedule)"].change is ChangeKind.ADDED
+    assert by_label["bert/encoder/layer_0/attention/self/MatMul [BatchMatMulV2] (Schedule)"].change is ChangeKind.REMOVED
+    assert diff.counts == {
+        ChangeKind.ADDED: 1,
+        ChangeKind.REMOVED: 6,
+        ChangeKind.IMPROVED: 1,
+        ChangeKind.REGRESSED: 1,
+        ChangeKind.UNCHANGED: 0,
+    }
+    assert diff.changes[0].change is ChangeKind.REGRESSED  # regressions first
+    assert [c.label for c in diff.regressions] == [matmul.label]
+
+
+def test_a_big_threshold_turns_changes_into_unchanged() -> None:
+    diff, _, _ = diff_paths([str(SAMPLES / "training_opat")], [str(SAMPLES / "retune")], threshold_pct=15)
+    assert diff.counts[ChangeKind.REGRESSED] == 0 and diff.counts[ChangeKind.UNCHANGED] == 2
+
+
+def test_model_level_deltas_match_by_section_and_tuning_name() -> None:
+    diff, _, _ = diff_paths([str(SAMPLES / "training_sgat")], [str(SAMPLES)])
+    (delta, *others) = [d for d in diff.model_deltas if d.section == "SGAT"]
+    assert others == [] and delta.change is ChangeKind.UNCHANGED and delta.change_pct == 0
+    assert [d.change for d in diff.model_deltas if d.section == "OPAT"] == [ChangeKind.ADDED]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (100.0, 102.0, ChangeKind.UNCHANGED),  # exactly at the threshold is not a change
+        (100.0, 102.01, ChangeKind.REGRESSED),
+        (100.0, 97.99, ChangeKind.IMPROVED),
+        (None, 1.0, ChangeKind.ADDED),
+        (1.0, None, ChangeKind.REMOVED),
+    ],
+)
+def test_classify_boundaries(old: float | None, new: float | None, expected: ChangeKind) -> None:
+    assert classify(old, new, 2.0)[0] is expected

@@ -1,0 +1,44 @@
+"""README must document every command, every option and every exit code (sqlite-utils' test_docs idea)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import typer
+
+from aoe_runner.cli import app
+from aoe_runner.errors import ExitCode
+from tests.conftest import ROOT
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+COMMAND = typer.main.get_command(app)
+
+
+@pytest.mark.parametrize("name", sorted(COMMAND.commands))  # type: ignore[attr-defined]
+def test_every_command_is_documented(name: str) -> None:
+    assert f"aoe-runner {name}" in README
+
+
+@pytest.mark.parametrize(
+    "option",
+    sorted(
+        opt
+        for command in COMMAND.commands.values()  # type: ignore[attr-defined]
+        for param in command.params
+        for opt in param.opts
+        if opt.startswith("--") and opt != "--help"
+    ),
+)
+def test_every_option_is_documented(option: str) -> None:
+    assert f"`{option}" in README
+
+
+@pytest.mark.parametrize("code", list(ExitCode), ids=lambda c: c.name)
+def test_every_exit_code_is_in_the_table(code: ExitCode) -> None:
+    assert re.search(rf"^\| {code.value} \|", README, re.MULTILINE)
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    block = README.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    assert block == ["pip install . && aoe-runner report sample_results/", "pip install -e '.[test]' && python -m pytest"]

@@ -1,0 +1,85 @@
+"""Hypothesis properties of the loader (truncation) and of the merge (order independence)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aoe_runner.results import load_result_file
+from aoe_runner.results.normalize import normalize
+from aoe_runner.results.raw import decode
+from aoe_runner.summary import summarize
+from tests.conftest import SAMPLES
+
+SAMPLE_FILES = sorted(p for p in SAMPLES.rglob("*.json") if "live" not in p.parts)
+_names = st.sampled_from(["conv1", "conv2", "matmul", "softmax", "调优算子"])
+_times = st.floats(min_value=0.5, max_value=500, allow_nan=False).map(lambda x: round(x, 3))
+
+
+@st.composite
+def result_documents(draw: st.DrawFn) -> dict:  # type: ignore[type-arg]
+    reports = {}
+    for index in range(draw(st.integers(1, 4))):
+        operators = []
+        for _ in range(draw(st.integers(0, 4))):
+            before, after = draw(_times), draw(_times)
+            perf = {"performance_after_tune(us)": after, "performance_before_tune(us)": before,
+                    "performance_improvement": f"{(before / after - 1) * 100:.2f}%",
+                    "update_mode": draw(st.sampled_from(["add", "update"]))}  # fmt: skip
+            operators.append({"op_name": draw(_names), "op_type": draw(st.sampled_from(["Add", ["MatMulV2", "Relu"]])),
+                              "tune_performance": {draw(st.sampled_from(["Format", "Schedule"])): perf}})  # fmt: skip
+        key = f"report_2026010{draw(st.integers(1, 3))}0000000{index}_{index}"
+        reports[key] = [{"basic": {"tuning_name": "t", "tuning_time(s)": 1}},
+                        {"OPAT": {"opat_tuning_result": "tuning successful", "repo_modified_operators": operators}}]  # fmt: skip
+    return reports
+
+
+def _keys_and_ops(result_file) -> list:  # type: ignore[no-untyped-def]
+    return [(r.key, r.model_dump()) for r in result_file.reports]
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_truncating_a_valid_file_anywhere_never_raises_and_recovers_a_prefix(data: st.DataObject) -> None:
+    document = data.draw(result_documents())
+    text = json.dumps(document, indent=data.draw(st.sampled_from([None, 4])), ensure_ascii=False).encode()
+    cut = data.draw(st.integers(0, len(text)))
+    full = normalize(decode(text, "f"), "f", "f")
+    part = normalize(decode(text[:cut], "f"), "f", "f")
+    recovered = _keys_and_ops(part)
+    assert recovered == _keys_and_ops(full)[: len(recovered)]
+    assert part.partial == (text[:cut].strip() != text.strip())
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_truncating_the_shipped_samples_anywhere(data: st.DataObject) -> None:
+    path = data.draw(st.sampled_from(SAMPLE_FILES))
+    text = path.read_bytes()
+    cut = data.draw(st.integers(0, len(text)))
+    full = load_result_file(path)
+    part = normalize(decode(text[:cut], str(path)), str(path), path.name)
+    recovered = _keys_and_ops(part)
+    assert recovered == _keys_and_ops(full)[: len(recovered)]
+
+
+def _dump(summary) -> dict:  # type: ignore[no-untyped-def]
+    dumped = summary.model_dump(mode="json")
+    dumped["files"] = sorted(f["path"] for f in dumped["files"])
+    return dumped
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(documents=st.lists(result_documents(), min_size=1, max_size=4), seed=st.randoms())
+def test_merge_does_not_depend_on_file_order(tmp_path: Path, documents: list, seed) -> None:  # type: ignore[no-untyped-def,type-arg]
+    files = []
+    for number, document in enumerate(documents):
+        path = tmp_path / f"aoe_result_opat_20260101000000000_{number}.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        files.append(load_result_file(path))
+    shuffled = list(files)
+    seed.shuffle(shuffled)
+    assert _dump(summarize(files)) == _dump(summarize(shuffled))
