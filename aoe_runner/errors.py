@@ -39,3 +39,6 @@ class InputError(AoeRunnerError):
         super().__init__(f"{where}: {reason}")
         self.where = where
         self.reason = reason
+
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str]]:  # survives a trip to a worker process
+        return (type(self), (self.where, self.reason))

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -28,6 +29,9 @@ from aoe_runner.results.model import (
     UpdateMode,
 )
 
+_REPO_FIELDS = ("add", "hit", "reserved", "unsatisfied", "update", "total")
+_OPERATOR_AFTER = attrgetter("after_us")
+_SUBGRAPH_AFTER = attrgetter("after_ms")
 CONFLICT_TOLERANCE = 0.02  # a later result this much slower than an earlier one from another file
 DEFAULT_MIN_GAIN_PCT = 1.0
 SCHEMA_VERSION = 1
@@ -147,25 +151,27 @@ class BankSummary(BaseModel):
     files: list[FileInfo]
 
 
-OrderKey = tuple[datetime, str, int, int]
+ReportOrder = tuple[datetime, str, int]  # timestamp, file, report index: a total order of reports
+OrderKey = tuple[ReportOrder, int]  # and the record's position in its report
 Record = OperatorChange | SubgraphChange
 
 
 @dataclass(slots=True)
 class _ReportContext:
+    """Where a record came from; deliberately not the Report itself, which would keep every record alive."""
+
     file: str
-    report: Report
+    report_key: str | None
+    report_index: int
     timestamp: datetime | None
     timestamp_source: TimestampSource
-
-    def order(self, position: int) -> OrderKey:
-        return (self.timestamp or _NO_TIME, self.file, self.report.index, position)
+    order: ReportOrder
 
     def provenance(self) -> Provenance:
         return Provenance(
             file=self.file,
-            report_key=self.report.key,
-            report_index=self.report.index,
+            report_key=self.report_key,
+            report_index=self.report_index,
             timestamp=self.timestamp,
             timestamp_source=self.timestamp_source,
         )
@@ -180,22 +186,18 @@ class _EntryState:
     fastest_file: str
     times_tuned: int = 1
 
-    def observe(self, order: OrderKey, record: Record, context: _ReportContext, after: float) -> None:
-        self.times_tuned += 1
-        if order > self.latest_order:
-            self.latest_order, self.latest, self.latest_context = order, record, context
-        if (after, order) < self.fastest_order:
-            self.fastest_order, self.fastest_file = (after, order), context.file
+    def absorb(self, other: _EntryState) -> None:
+        self.times_tuned += other.times_tuned
+        if other.latest_order > self.latest_order:
+            self.latest_order, self.latest, self.latest_context = other.latest_order, other.latest, other.latest_context
+        if other.fastest_order < self.fastest_order:
+            self.fastest_order, self.fastest_file = other.fastest_order, other.fastest_file
 
     def conflict(self, latest_after: float) -> str | None:
         fastest_after = self.fastest_order[0]
         if self.fastest_file == self.latest_context.file or latest_after <= fastest_after * (1 + CONFLICT_TOLERANCE):
             return None
         return f"latest result {latest_after:g} is slower than {fastest_after:g} recorded in {self.fastest_file}"
-
-
-def _after_of(record: Record) -> float:
-    return record.after_us if isinstance(record, OperatorChange) else record.after_ms
 
 
 class BankMerger:
@@ -227,23 +229,39 @@ class BankMerger:
             )
         )
         for report in result_file.reports:
-            self._add_report(_context_of(result_file, report))
+            self._add_report(report, _context_of(result_file, report))
 
-    def _add_report(self, context: _ReportContext) -> None:
-        report = context.report
+    def absorb(self, other: BankMerger) -> None:
+        """Fold another merger in; the result equals one merger that saw both sets of files."""
+        for mine, theirs in ((self._operators, other._operators), (self._subgraphs, other._subgraphs)):
+            for key, state in theirs.items():
+                if key in mine:
+                    mine[key].absorb(state)
+                else:
+                    mine[key] = state
+        self._files += other._files
+        self._model_points += other._model_points
+        for section, totals in other._repo.items():
+            self._repo[section] = _add_repo_totals(self._repo[section], totals)
+        self._failed_operators |= other._failed_operators
+        self._status_counts += other._status_counts
+        self._tuning_time += other._tuning_time
+        self._without_tuning_time += other._without_tuning_time
+
+    def _add_report(self, report: Report, context: _ReportContext) -> None:
         if report.basic and report.basic.tuning_time_s is not None:
             self._tuning_time += report.basic.tuning_time_s
         else:
             self._without_tuning_time += 1
         tuning_name = report.basic.tuning_name if report.basic else None
         if report.opat:
-            self._observe_all(self._operators, report.opat.operators, context, operator_key)
+            self._observe_all(self._operators, report.opat.operators, context, operator_key, _OPERATOR_AFTER)
             self._failed_operators.update(report.opat.failed_operators)
             if report.opat.status:
                 self._status_counts[report.opat.status.value] += 1
             self._add_section_totals("OPAT", report.opat.repo_summary, report.opat.model_times, tuning_name, context)
         if report.sgat:
-            self._observe_all(self._subgraphs, report.sgat.subgraphs, context, subgraph_key)
+            self._observe_all(self._subgraphs, report.sgat.subgraphs, context, subgraph_key, _SUBGRAPH_AFTER)
             self._add_section_totals("SGAT", report.sgat.repo_summary, report.sgat.model_times, tuning_name, context)
 
     @staticmethod
@@ -252,16 +270,22 @@ class BankMerger:
         records: Sequence[Record],
         context: _ReportContext,
         key_of: Callable[[Any], Hashable],
+        after_of: Callable[[Any], float],
     ) -> None:
+        report_order = context.order
         for position, record in enumerate(records):
             key = key_of(record)
-            order = context.order(position)
-            after = _after_of(record)
+            order = (report_order, position)
+            after = after_of(record)
             state = entries.get(key)
             if state is None:
                 entries[key] = _EntryState(order, record, context, (after, order), context.file)
-            else:
-                state.observe(order, record, context, after)
+                continue
+            state.times_tuned += 1  # _EntryState.observe, inlined: this runs once per record
+            if order > state.latest_order:
+                state.latest_order, state.latest, state.latest_context = order, record, context
+            if (after, order) < state.fastest_order:
+                state.fastest_order, state.fastest_file = (after, order), context.file
 
     def _add_section_totals(
         self,
@@ -274,7 +298,7 @@ class BankMerger:
         totals = self._repo[section]
         if repo_summary is not None:
             totals.reports += 1
-            for field in ("add", "hit", "reserved", "unsatisfied", "update", "total"):
+            for field in _REPO_FIELDS:
                 setattr(totals, field, getattr(totals, field) + (getattr(repo_summary, field) or 0))
         if model_times is not None:
             point = ModelPoint(
@@ -285,7 +309,7 @@ class BankMerger:
                 speedup=model_times.speedup,
                 source=context.provenance(),
             )
-            self._model_points.append((context.order(0), point))
+            self._model_points.append(((context.order, 0), point))
 
     def summary(self, min_gain_pct: float = DEFAULT_MIN_GAIN_PCT) -> BankSummary:
         operators = sorted((_operator_entry(s) for s in self._operators.values()), key=_operator_rank)
@@ -357,13 +381,23 @@ def subgraph_label(entry: SubgraphEntry) -> str:
 
 
 def _context_of(result_file: ResultFile, report: Report) -> _ReportContext:
+    timestamp, source = _timestamp_of(result_file, report)
+    order = (timestamp or _NO_TIME, result_file.path, report.index)
+    return _ReportContext(result_file.path, report.key, report.index, timestamp, source, order)
+
+
+def _timestamp_of(result_file: ResultFile, report: Report) -> tuple[datetime | None, TimestampSource]:
     if report.timestamp:
-        return _ReportContext(result_file.path, report, report.timestamp, "report key")
+        return report.timestamp, "report key"
     if result_file.file_timestamp:
-        return _ReportContext(result_file.path, report, result_file.file_timestamp, "file name")
+        return result_file.file_timestamp, "file name"
     if result_file.modified:
-        return _ReportContext(result_file.path, report, result_file.modified, "file mtime")
-    return _ReportContext(result_file.path, report, None, "none")
+        return result_file.modified, "file mtime"
+    return None, "none"
+
+
+def _add_repo_totals(a: RepoTotals, b: RepoTotals) -> RepoTotals:
+    return RepoTotals(reports=a.reports + b.reports, **{f: getattr(a, f) + getattr(b, f) for f in _REPO_FIELDS})
 
 
 def _operator_entry(state: _EntryState) -> OperatorEntry:
