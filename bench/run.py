@@ -10,7 +10,6 @@ and start-up times against `python -c pass`. Results go to stdout and to docs/be
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import shutil
 import statistics
@@ -30,10 +29,7 @@ BARE_LOOP = (
     "for p in sorted(pathlib.Path(sys.argv[1]).glob('aoe_result_*.json')):\n"
     "    json.loads(p.read_bytes())\n"
 )
-JQ_FILTER = (
-    ".[] | .[] | .OPAT? // empty | .repo_modified_operators[]"
-    " | {op_name, op_type, perf: .tune_performance}"
-)
+JQ_FILTER = ".[] | .[] | .OPAT? // empty | .repo_modified_operators[] | {op_name, op_type, perf: .tune_performance}"
 
 
 def aoe_runner() -> list[str]:
@@ -109,9 +105,27 @@ def main() -> None:
         "aoe-runner report sample_results/": median_time([*aoe_runner(), "report", str(ROOT / "sample_results")], 7),
     }
     text = render(corpus, files, size, medians, peak_rss, small_rss, startup, args.rounds)
+    text += targets(medians, peak_rss, startup)
     print(text)
     if not args.no_write:
         (ROOT / "docs" / "benchmarks.md").write_text(text, encoding="utf-8")
+
+
+def targets(medians: dict[str, float], peak_rss: int, startup: dict[str, float]) -> str:
+    """The issue's targets beside what this run measured."""
+    ours = medians["aoe-runner"]
+    checks = [
+        ("throughput vs the bare json.loads loop", ">= 1.00", medians["json.loads loop"] / ours, 1.0, True),
+        ("throughput vs jq", ">= 3.00", medians["jq"] / ours if "jq" in medians else float("nan"), 3.0, True),
+        ("peak RSS of the process tree", "<= 300 MiB", peak_rss / 2**20, 300, False),
+        ("`aoe-runner --help`", "<= 300 ms", startup["aoe-runner --help"] * 1000, 300, False),
+        ("`aoe-runner report sample_results/`", "<= 300 ms", startup["aoe-runner report sample_results/"] * 1000, 300, False),
+    ]
+    rows = []
+    for name, target, value, bound, at_least in checks:
+        met = value >= bound if at_least else value <= bound
+        rows.append(f"| {name} | {target} | {value:.2f} | {'met' if met else '**not met**'} |")
+    return "\n".join(["", "## Targets", "", "| what | target | measured | |", "|---|---|---|---|", *rows, ""])
 
 
 def render(corpus, files, size, medians, peak_rss, small_rss, startup, rounds) -> str:  # type: ignore[no-untyped-def]
