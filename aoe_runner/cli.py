@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -49,7 +49,7 @@ def _root(
 @app.command()
 def report(
     paths: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Argument(
             help="Result files, directories (searched recursively) or glob patterns.", metavar="PATH", show_default=False
         ),
@@ -57,13 +57,19 @@ def report(
     diff: Annotated[bool, typer.Option("--diff", help="Compare two sets of results: PATHS are OLD NEW.")] = False,
     output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.TABLE,
     output: Annotated[
-        Optional[Path], typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout (only if there is a result).")
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout (only if there is a result)."),
     ] = None,
     top: Annotated[
-        Optional[int], typer.Option("--top", min=1, metavar="N", help="Rows per list [default: 20 for table/markdown, all otherwise].")
+        int | None,
+        typer.Option("--top", min=1, metavar="N", help="Rows per list [default: 20 for table/markdown, all otherwise]."),
     ] = None,
-    min_gain: Annotated[str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain' (PCT).")] = "1%",
-    threshold: Annotated[str, typer.Option("--threshold", metavar="PCT", help="With --diff: smallest change that counts (PCT).")] = "2%",
+    min_gain: Annotated[
+        str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain' (PCT).")
+    ] = "1%",
+    threshold: Annotated[
+        str, typer.Option("--threshold", metavar="PCT", help="With --diff: smallest change that counts (PCT).")
+    ] = "2%",
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="With --diff: exit 1 when an entry regressed beyond --threshold.")
     ] = False,

@@ -155,7 +155,9 @@ def _model_deltas(old: list[ModelPoint], new: list[ModelPoint], threshold_pct: f
         old_ms = before.after_ms if before else None
         new_ms = after.after_ms if after else None
         change, pct = classify(old_ms, new_ms, threshold_pct)
-        deltas.append(ModelDelta(section=section, tuning_name=name, old_after_ms=old_ms, new_after_ms=new_ms, change_pct=pct, change=change))
+        deltas.append(
+            ModelDelta(section=section, tuning_name=name, old_after_ms=old_ms, new_after_ms=new_ms, change_pct=pct, change=change)
+        )
     return deltas
 
 

@@ -16,11 +16,14 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from aoe_runner.diff import DEFAULT_THRESHOLD_PCT, BankDiff, diff_summaries
 from aoe_runner.errors import InputError
 from aoe_runner.results import find_result_files, load_all
 from aoe_runner.summary import DEFAULT_MIN_GAIN_PCT, BankMerger, BankSummary
+
+if TYPE_CHECKING:
+    from aoe_runner.diff import BankDiff
 
 PARALLEL_MIN_BYTES = 48 * 2**20  # below this, starting workers costs more than it saves
 CHUNKS_PER_WORKER = 4
@@ -46,11 +49,9 @@ def summarize_paths(
     return Loaded(merger.summary(min_gain_pct), loaded, errors + load_errors)
 
 
-def diff_paths(
-    old: Sequence[str],
-    new: Sequence[str],
-    threshold_pct: float = DEFAULT_THRESHOLD_PCT,
-) -> tuple[BankDiff, Loaded, Loaded]:
+def diff_paths(old: Sequence[str], new: Sequence[str], threshold_pct: float) -> tuple[BankDiff, Loaded, Loaded]:
+    from aoe_runner.diff import diff_summaries  # the diff models are built only when a diff is asked for
+
     old_side = summarize_paths(old)
     new_side = summarize_paths(new)
     return diff_summaries(old_side.summary, new_side.summary, threshold_pct), old_side, new_side

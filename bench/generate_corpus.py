@@ -50,8 +50,12 @@ def write_corpus(directory: Path, files: int, reports: int, operators: int, pool
                         "opat_tuning_result": "tuning successful",
                         "repo_modified_operators": [operator(rng, pool) for _ in range(operators)],
                         "repo_summary": {
-                            "repo_add_num": operators, "repo_hit_num": 10, "repo_reserved_num": 10,
-                            "repo_unsatisfied_num": 3, "repo_update_num": 0, "total_num": operators + 13,
+                            "repo_add_num": operators,
+                            "repo_hit_num": 10,
+                            "repo_reserved_num": 10,
+                            "repo_unsatisfied_num": 3,
+                            "repo_update_num": 0,
+                            "total_num": operators + 13,
                         },  # fmt: skip
                     }
                 },

@@ -22,7 +22,10 @@ def test_schema_violations_print_their_json_path_and_exit_1(cli, tmp_path: Path)
     path.write_text(json.dumps(document))
     result = cli("validate", str(path))
     assert result.code == 1
-    assert f"{path}: $.report_20260310142233517_41240[1].OPAT.repo_summary.total_num: 'sixteen' is not of type 'integer'" in result.out
+    assert (
+        f"{path}: $.report_20260310142233517_41240[1].OPAT.repo_summary.total_num: 'sixteen' is not of type 'integer'"
+        in result.out
+    )
 
 
 def test_odd_records_file_fails_the_schema(cli) -> None:  # type: ignore[no-untyped-def]

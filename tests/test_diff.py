@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from aoe_runner.diff import ChangeKind, classify
+from aoe_runner.diff import DEFAULT_THRESHOLD_PCT, ChangeKind, classify
 from aoe_runner.reporting import diff_paths
 from tests.conftest import SAMPLES
 
 
 def test_diff_of_a_retune_against_the_first_run() -> None:
-    diff, old, new = diff_paths([str(SAMPLES / "training_opat")], [str(SAMPLES / "retune")])
+    diff, old, new = diff_paths([str(SAMPLES / "training_opat")], [str(SAMPLES / "retune")], DEFAULT_THRESHOLD_PCT)
     assert old.errors == [] and new.errors == []
     by_label = {c.label: c for c in diff.changes}
     softmax = by_label["bert/encoder/layer_10/attention/self/Softmax_OPAT_0 [SoftmaxV2] (Format)"]
@@ -35,7 +35,7 @@ def test_a_big_threshold_turns_changes_into_unchanged() -> None:
 
 
 def test_model_level_deltas_match_by_section_and_tuning_name() -> None:
-    diff, _, _ = diff_paths([str(SAMPLES / "training_sgat")], [str(SAMPLES)])
+    diff, _, _ = diff_paths([str(SAMPLES / "training_sgat")], [str(SAMPLES)], DEFAULT_THRESHOLD_PCT)
     (delta, *others) = [d for d in diff.model_deltas if d.section == "SGAT"]
     assert others == [] and delta.change is ChangeKind.UNCHANGED and delta.change_pct == 0
     assert [d.change for d in diff.model_deltas if d.section == "OPAT"] == [ChangeKind.ADDED]

@@ -79,9 +79,7 @@ def test_a_crash_in_a_real_process_writes_its_log_under_aoe_runner_home(tmp_path
         "r.summarize_paths = broken\n"
     )
     home = tmp_path / "home"
-    result = aoe_runner(
-        "report", str(SAMPLES), env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "AOE_RUNNER_HOME": str(home)}
-    )
+    result = aoe_runner("report", str(SAMPLES), env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "AOE_RUNNER_HOME": str(home)})
     assert result.returncode == ExitCode.INTERNAL
     assert "internal error: RuntimeError: injected bug" in result.stderr
     (log,) = (home / "crash-logs").iterdir()

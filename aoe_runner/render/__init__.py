@@ -1,12 +1,16 @@
-"""Output formats: each one renders a summary or a diff to text through the same small interface."""
+"""Output formats: each one renders a summary or a diff to text through the same small interface.
+
+This module stays import-light (no pydantic models): the CLI needs OutputFormat for `--help`.
+"""
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from aoe_runner.diff import BankDiff
-from aoe_runner.summary import BankSummary
+if TYPE_CHECKING:
+    from aoe_runner.diff import BankDiff
+    from aoe_runner.summary import BankSummary
 
 
 class Formatter(Protocol):

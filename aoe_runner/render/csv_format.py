@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from aoe_runner.diff import BankDiff
-from aoe_runner.summary import BankSummary
+if TYPE_CHECKING:
+    from aoe_runner.diff import BankDiff
+    from aoe_runner.summary import BankSummary
 
 SUMMARY_COLUMNS = (
     "kind", "name", "op_types", "tuning_mode", "unit", "before", "after", "speedup", "time_saved",

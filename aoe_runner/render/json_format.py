@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from aoe_runner.diff import BankDiff
-from aoe_runner.summary import BankSummary
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aoe_runner.diff import BankDiff
+    from aoe_runner.summary import BankSummary
 
 
 class JsonFormatter:
     def summary(self, summary: BankSummary, top: int | None) -> str:
         if top is not None:
-            summary = summary.model_copy(
-                update={"operators": summary.operators[:top], "subgraphs": summary.subgraphs[:top]}
-            )
+            summary = summary.model_copy(update={"operators": summary.operators[:top], "subgraphs": summary.subgraphs[:top]})
         return summary.model_dump_json(indent=2) + "\n"
 
     def diff(self, diff: BankDiff, top: int | None) -> str:

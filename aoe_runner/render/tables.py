@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tabulate import tabulate
 
-from aoe_runner.diff import BankDiff, ChangeKind
 from aoe_runner.summary import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
+
+if TYPE_CHECKING:
+    from aoe_runner.diff import BankDiff
 
 DEFAULT_ROWS = 20
 _NAME_WIDTH = 64
@@ -35,11 +38,16 @@ class TableFormatter:
             parts += [self._title(_limited("Subgraphs by time saved", rows, len(summary.subgraphs))),
                       self._table(SUBGRAPH_HEADERS, [_subgraph_row(e) for e in summary.subgraphs[:rows]])]  # fmt: skip
         if summary.op_types:
-            op_type_rows = [(s.op_type, s.entries, _num(s.time_saved_us), _speedup(s.median_speedup)) for s in summary.op_types[:rows]]
+            op_type_rows = [
+                (s.op_type, s.entries, _num(s.time_saved_us), _speedup(s.median_speedup)) for s in summary.op_types[:rows]
+            ]
             parts += [self._title(_limited("Per op type", rows, len(summary.op_types))),
                       self._table(["op type", "entries", "saved µs", "median speed-up"], op_type_rows)]  # fmt: skip
         if summary.model_times:
-            model_rows = [(p.section, p.tuning_name or "", _num(p.before_ms), _num(p.after_ms), _speedup(p.speedup)) for p in summary.model_times]
+            model_rows = [
+                (p.section, p.tuning_name or "", _num(p.before_ms), _num(p.after_ms), _speedup(p.speedup))
+                for p in summary.model_times
+            ]
             parts += [self._title("Model-level times"),
                       self._table(["section", "tuning name", "before ms", "after ms", "speed-up"], model_rows)]  # fmt: skip
         no_gain_title = f"No real gain (speed-up below {1 + summary.min_gain_pct / 100:.3g}x)"
@@ -48,6 +56,8 @@ class TableFormatter:
         return "\n\n".join(parts) + "\n"
 
     def diff(self, diff: BankDiff, top: int | None) -> str:
+        from aoe_runner.diff import ChangeKind
+
         rows = top or DEFAULT_ROWS
         counts = ", ".join(f"{diff.counts.get(kind, 0)} {kind.value}" for kind in ChangeKind)
         changed = [c for c in diff.changes if c.change is not ChangeKind.UNCHANGED]
@@ -59,11 +69,19 @@ class TableFormatter:
         ]
         if changed:
             change_rows = [
-                (c.change.value, c.kind, self._name(c.label), _num(c.old_after), _num(c.new_after), c.unit, _pct(c.after_change_pct))
+                (
+                    c.change.value,
+                    c.kind,
+                    self._name(c.label),
+                    _num(c.old_after),
+                    _num(c.new_after),
+                    c.unit,
+                    _pct(c.after_change_pct),
+                )
                 for c in changed[:rows]
             ]
-            parts += [self._title(_limited("Changed entries", rows, len(changed))),
-                      self._table(["change", "kind", "entry", "old after", "new after", "unit", "after Δ"], change_rows)]  # fmt: skip
+            headers = ["change", "kind", "entry", "old after", "new after", "unit", "after Δ"]
+            parts += [self._title(_limited("Changed entries", rows, len(changed))), self._table(headers, change_rows)]
         if diff.model_deltas:
             delta_rows = [
                 (d.change.value, d.section, d.tuning_name or "", _num(d.old_after_ms), _num(d.new_after_ms), _pct(d.change_pct))
@@ -76,8 +94,14 @@ class TableFormatter:
     def _totals_rows(self, summary: BankSummary) -> list[tuple[str, str]]:
         t = summary.totals
         rows = [
-            ("operator time saved", f"{_num(t.operator_time_saved_us)} µs (median speed-up {_speedup(t.median_operator_speedup)})"),
-            ("subgraph time saved", f"{_num(t.subgraph_time_saved_ms)} ms (median speed-up {_speedup(t.median_subgraph_speedup)})"),
+            (
+                "operator time saved",
+                f"{_num(t.operator_time_saved_us)} µs (median speed-up {_speedup(t.median_operator_speedup)})",
+            ),
+            (
+                "subgraph time saved",
+                f"{_num(t.subgraph_time_saved_ms)} ms (median speed-up {_speedup(t.median_subgraph_speedup)})",
+            ),
             ("bank hit rate", f"OPAT {_rate(t.opat_repo)}, SGAT {_rate(t.sgat_repo)}"),
             ("unsatisfied", f"OPAT {t.opat_repo.unsatisfied}, SGAT {t.sgat_repo.unsatisfied}"),
             ("failed / incomplete reports", f"{t.failed_reports} / {t.incomplete_reports}"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,23 @@ class UpdateMode(str, Enum):
 def speedup_of(before: float, after: float) -> float | None:
     """before/after, or None when the after-time is not positive."""
     return before / after if after > 0 else None
+
+
+class _TimedInMs:
+    """speedup and time_saved_ms for anything with before_ms and after_ms (a dataclass or a pydantic model)."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        before_ms: float
+        after_ms: float
+
+    @property
+    def speedup(self) -> float | None:
+        return speedup_of(self.before_ms, self.after_ms)
+
+    @property
+    def time_saved_ms(self) -> float:
+        return self.before_ms - self.after_ms
 
 
 @dataclass(slots=True)
@@ -53,7 +70,7 @@ class OperatorChange:
 
 
 @dataclass(slots=True)
-class SubgraphChange:
+class SubgraphChange(_TimedInMs):
     """One subgraph whose strategy AOE added to or updated in the bank (times in ms)."""
 
     repo_key: str
@@ -62,33 +79,17 @@ class SubgraphChange:
     update_mode: UpdateMode
     improvement_raw: str | None = None
 
-    @property
-    def speedup(self) -> float | None:
-        return speedup_of(self.before_ms, self.after_ms)
-
-    @property
-    def time_saved_ms(self) -> float:
-        return self.before_ms - self.after_ms
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ModelTimes(_Model):
+class ModelTimes(_Model, _TimedInMs):
     """Whole-model execution time before and after tuning (ms)."""
 
     before_ms: float
     after_ms: float
     improvement_raw: str | None = None
-
-    @property
-    def speedup(self) -> float | None:
-        return speedup_of(self.before_ms, self.after_ms)
-
-    @property
-    def time_saved_ms(self) -> float:
-        return self.before_ms - self.after_ms
 
 
 class RepoSummary(_Model):

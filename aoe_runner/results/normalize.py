@@ -78,7 +78,9 @@ def normalize(raw: RawDocument, path: str, file_name: str) -> ResultFile:
         warnings.append(f"ignored top-level entries that are not reports: {', '.join(ignored[:5])}")
     if raw.partial:
         cut = f"; {raw.cut_off_report} was cut off mid-write" if raw.cut_off_report else ""
-        warnings.append(f"partial file (still being written, or its writer crashed): {len(reports)} complete report(s) recovered{cut}")
+        warnings.append(
+            f"partial file (still being written, or its writer crashed): {len(reports)} complete report(s) recovered{cut}"
+        )
     return ResultFile(
         path=path,
         layout=raw.layout,

@@ -25,7 +25,9 @@ def test_glob_patterns_files_and_duplicates(samples: Path) -> None:
 def test_every_unusable_path_is_an_error_and_the_rest_still_count(samples: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    files, errors = find_result_files([str(tmp_path / "missing"), str(samples / "cann60"), str(empty), str(tmp_path / "*.nothing")])
+    files, errors = find_result_files(
+        [str(tmp_path / "missing"), str(samples / "cann60"), str(empty), str(tmp_path / "*.nothing")]
+    )
     assert len(files) == 1
     assert [e.reason for e in errors] == [
         "no such file or directory",
