@@ -42,3 +42,16 @@ def test_every_exit_code_is_in_the_table(code: ExitCode) -> None:
 def test_readme_opens_with_the_two_commands() -> None:
     block = README.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert block == ["pip install . && aoe-runner report sample_results/", "pip install -e '.[test]' && python -m pytest"]
+
+
+def _block_after(marker: str) -> str:
+    return README.split(marker, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_shows_the_real_report_output(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(ROOT)
+    assert _block_after("On the shipped samples") == cli("report", "sample_results/").out
+    diff = cli("report", "--diff", "sample_results/training_opat", "sample_results/retune").out
+    assert _block_after("### `aoe-runner report --diff OLD NEW`") == (
+        "$ aoe-runner report --diff sample_results/training_opat sample_results/retune\n" + diff
+    )
