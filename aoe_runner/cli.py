@@ -16,6 +16,8 @@ from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
 from aoe_runner.render import OutputFormat
 from aoe_runner.terminal import Terminal
 
+DEFAULT_THRESHOLD_PCT = 2.0  # aoe_runner.diff's default (a test keeps them equal), so --help need not build diff models
+
 app = typer.Typer(
     name="aoe-runner",
     help="Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs.",
@@ -68,8 +70,9 @@ def report(
         str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain' (PCT).")
     ] = "1%",
     threshold: Annotated[
-        str, typer.Option("--threshold", metavar="PCT", help="With --diff: smallest change that counts (PCT).")
-    ] = "2%",
+        str | None,
+        typer.Option("--threshold", metavar="PCT", help="With --diff: smallest change that counts (PCT) [default: 2%]."),
+    ] = None,
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="With --diff: exit 1 when an entry regressed beyond --threshold.")
     ] = False,
@@ -78,10 +81,10 @@ def report(
     from aoe_runner import reporting
 
     min_gain_pct = parse_percent(min_gain, "--min-gain")
-    threshold_pct = parse_percent(threshold, "--threshold")
+    threshold_pct = DEFAULT_THRESHOLD_PCT if threshold is None else parse_percent(threshold, "--threshold")
     paths = paths or []
     if not diff:
-        if fail_on_regression or threshold != "2%":
+        if fail_on_regression or threshold is not None:
             raise UsageError("--threshold and --fail-on-regression need --diff")
         if not paths:
             raise UsageError("report needs at least one PATH (a result file, a directory or a glob pattern)")

@@ -94,6 +94,7 @@ def test_diff_with_an_unreadable_side_is_bad_input_even_with_regressions(cli, tm
         (["report"], "report needs at least one PATH"),
         (["report", "--diff", "a"], "--diff needs exactly two paths, OLD and NEW (got 1)"),
         (["report", "x", "--fail-on-regression"], "--threshold and --fail-on-regression need --diff"),
+        (["report", "x", "--threshold", "2%"], "--threshold and --fail-on-regression need --diff"),
         (["report", "x", "--min-gain", "lots"], "--min-gain: 'lots' is not a percentage"),
         (["report", "x", "--format", "xml"], "'xml' is not one of"),
         (["report", "x", "--top", "0"], "--top"),

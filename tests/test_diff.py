@@ -29,6 +29,12 @@ def test_diff_of_a_retune_against_the_first_run() -> None:
     assert [c.label for c in diff.regressions] == [matmul.label]
 
 
+def test_the_cli_default_threshold_is_the_diff_default() -> None:
+    from aoe_runner import cli
+
+    assert cli.DEFAULT_THRESHOLD_PCT == DEFAULT_THRESHOLD_PCT
+
+
 def test_a_big_threshold_turns_changes_into_unchanged() -> None:
     diff, _, _ = diff_paths([str(SAMPLES / "training_opat")], [str(SAMPLES / "retune")], threshold_pct=15)
     assert diff.counts[ChangeKind.REGRESSED] == 0 and diff.counts[ChangeKind.UNCHANGED] == 2
