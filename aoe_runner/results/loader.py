@@ -21,8 +21,9 @@ def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
     """Read and normalise one result file; raises InputError when it cannot be used."""
     where = os.fspath(path)
     try:
-        data = Path(where).read_bytes()
-        modified = datetime.fromtimestamp(os.stat(where).st_mtime)
+        with open(where, "rb") as handle:
+            data = handle.read()
+            modified = datetime.fromtimestamp(os.fstat(handle.fileno()).st_mtime)
     except OSError as error:
         raise InputError(where, f"cannot read: {error.strerror or error}") from None
     result_file = normalize(decode(data, where), where, os.path.basename(where))

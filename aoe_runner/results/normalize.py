@@ -33,6 +33,9 @@ SECTION_NAMES = ("basic", "OPAT", "SGAT")
 _TIMESTAMP = r"(\d{8})_?(\d{6})(\d{1,3})?"
 _REPORT_KEY = re.compile(rf"^report_{_TIMESTAMP}_(\d+)$")
 _FILE_NAME = re.compile(rf"^aoe_result_[A-Za-z]+_{_TIMESTAMP}_(\d+)\.json$")
+# A percentage agrees with its times within rounding: 0.06 points, or 0.5% of the figure when that is more.
+_ABSOLUTE_TOLERANCE = 0.06
+_RELATIVE_TOLERANCE = 0.005
 _UPDATE_MODES = {"add": UpdateMode.ADD, "update": UpdateMode.UPDATE}
 _REPO_SUMMARY_KEYS = {
     "repo_add_num": "add",
@@ -279,7 +282,9 @@ def _speedup_figure_matches(raw: object, before: float, after: float) -> bool:
     except ValueError:
         return False
     expected = (before / after - 1) * 100
-    tolerance = expected * 0.005 if expected > 12 else 0.06
+    tolerance = abs(expected) * _RELATIVE_TOLERANCE  # _close, inlined: this runs once per record
+    if tolerance < _ABSOLUTE_TOLERANCE:
+        tolerance = _ABSOLUTE_TOLERANCE
     return -tolerance <= claimed - expected <= tolerance
 
 
@@ -358,7 +363,7 @@ def improvement_disagreement(raw: object, before: float, after: float) -> str | 
 
 
 def _close(claimed: float, expected: float) -> bool:
-    return abs(claimed - expected) <= max(0.06, abs(expected) * 0.005)
+    return abs(claimed - expected) <= max(_ABSOLUTE_TOLERANCE, abs(expected) * _RELATIVE_TOLERANCE)
 
 
 def _number(value: object) -> float | None:
