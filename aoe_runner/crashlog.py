@@ -16,7 +16,7 @@ from aoe_runner.errors import ExitCode
 from aoe_runner.home import runner_home
 from aoe_runner.terminal import Terminal
 
-_REPORTED_PACKAGES = ("pydantic", "pydantic-core", "typer", "orjson", "jsonschema", "tabulate", "psutil")
+_REPORTED_PACKAGES = ("pydantic", "pydantic-core", "typer", "msgspec", "jsonschema", "tabulate", "psutil")
 
 
 def run_guarded(dispatch: Callable[[], int], argv: Sequence[str], terminal: Terminal) -> int:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from aoe_runner.diff import BankDiff
 
 PARALLEL_MIN_BYTES = 48 * 2**20  # below this, starting workers costs more than it saves
-CHUNKS_PER_WORKER = 4
+CHUNKS_PER_WORKER = 1
 
 
 @dataclass

@@ -28,6 +28,7 @@ from aoe_runner.results.model import (
     UpdateMode,
 )
 from aoe_runner.results.raw import RawDocument
+from aoe_runner.results.typed import TypedOperators
 
 SECTION_NAMES = ("basic", "OPAT", "SGAT")
 _TIMESTAMP = r"(\d{8})_?(\d{6})(\d{1,3})?"
@@ -207,24 +208,37 @@ def _model_times(section: dict[str, Any], label: str, warnings: list[str]) -> Mo
 
 
 def _operators(value: Any, label: str, warnings: list[str]) -> list[OperatorChange]:
-    """Both shapes: a list of items with `tune_performance`, or CANN 6.0's add/update lists of flat items."""
-    if isinstance(value, dict):
-        batches = [
-            (value.get("add_repo_operators"), UpdateMode.ADD),
-            (value.get("update_repo_operators"), UpdateMode.UPDATE),
-        ]
-    else:
-        batches = [(value, None)]
+    """Every shape: typed records from the fast decoder, a list of items with `tune_performance`,
+    or CANN 6.0's add/update lists of flat items."""
     unusable = _Tally("operator records skipped (no name or no usable times)")
     disagreeing = _Tally("operator improvement figures disagree with their times")
     operators: list[OperatorChange] = []
-    for items, implied_mode in batches:
-        for item in items if isinstance(items, list) else ():
-            _append_operator(item, implied_mode, operators, unusable, disagreeing)
+    if isinstance(value, TypedOperators):
+        _append_typed_operators(value, operators, disagreeing)
+    else:
+        batches = (
+            [(value.get("add_repo_operators"), UpdateMode.ADD), (value.get("update_repo_operators"), UpdateMode.UPDATE)]
+            if isinstance(value, dict)
+            else [(value, None)]
+        )
+        for items, implied_mode in batches:
+            for item in items if isinstance(items, list) else ():
+                _append_operator(item, implied_mode, operators, unusable, disagreeing)
     total = len(operators) + unusable.count
     unusable.flush(label, total, warnings)
     disagreeing.flush(label, total, warnings)
     return operators
+
+
+def _append_typed_operators(records: TypedOperators, out: list[OperatorChange], disagreeing: _Tally) -> None:
+    """The hot loop of the fast path: records that decoding has already checked."""
+    for record in records:
+        name, op_type = record.op_name, record.op_type
+        op_types = (op_type,) if type(op_type) is str else tuple(op_type or ())
+        for tuning_mode, perf in record.tune_performance.items():
+            _append_change(
+                name, op_types, tuning_mode, perf.before, perf.after, perf.update_mode, None, perf.improvement, out, disagreeing
+            )
 
 
 def _append_operator(
@@ -234,13 +248,12 @@ def _append_operator(
     unusable: _Tally,
     disagreeing: _Tally,
 ) -> None:
-    """The hot loop of the loader (once per operator record): fast paths inline, general helpers on a miss."""
+    """The hot loop of the generic path (once per operator record dict)."""
     name = item.get("op_name") if type(item) is dict else None
     if type(name) is not str:
         unusable.add(f"{str(item)[:60]!r}")
         return
-    op_type = item.get("op_type")
-    op_types = (op_type,) if type(op_type) is str else tuple(str(t) for t in op_type or ())
+    op_types = _op_types(item.get("op_type"))
     tuned = item.get("tune_performance")
     per_mode = tuned.items() if type(tuned) is dict else ((None, item),)
     for tuning_mode, perf in per_mode:
@@ -248,21 +261,48 @@ def _append_operator(
             unusable.add(name)
             continue
         before = perf.get("performance_before_tune(us)")
-        if type(before) is not float or not -1e300 < before < 1e300:
-            before = _number(before)
         after = perf.get("performance_after_tune(us)")
-        if type(after) is not float or not -1e300 < after < 1e300:
-            after = _number(after)
-        if before is None or after is None:
-            unusable.add(name)
-            continue
-        update_mode = _UPDATE_MODES.get(perf.get("update_mode"), implied_mode) or UpdateMode.ADD
         raw = perf.get("performance_improvement")
-        if raw is not None and not _speedup_figure_matches(raw, before, after):
-            claimed = improvement_disagreement(raw, before, after)
-            if claimed:
-                disagreeing.add(f"{name}: {claimed}")
-        out.append(OperatorChange(name, op_types, tuning_mode, before, after, update_mode, raw))
+        update_mode = perf.get("update_mode")
+        if not _append_change(name, op_types, tuning_mode, before, after, update_mode, implied_mode, raw, out, disagreeing):
+            unusable.add(name)
+
+
+def _op_types(op_type: Any) -> tuple[str, ...]:
+    if type(op_type) is str:
+        return (op_type,)
+    if isinstance(op_type, list):
+        return tuple(str(t) for t in op_type)
+    return () if op_type is None else (str(op_type),)
+
+
+def _append_change(
+    name: str,
+    op_types: tuple[str, ...],
+    tuning_mode: str | None,
+    before: Any,
+    after: Any,
+    update_mode: Any,
+    implied_mode: UpdateMode | None,
+    raw: Any,
+    out: list[OperatorChange],
+    disagreeing: _Tally,
+) -> bool:
+    """Append one operator change shared by both paths; False when its times are not usable numbers."""
+    if type(before) is not float or not -1e300 < before < 1e300:
+        before = _number(before)
+    if type(after) is not float or not -1e300 < after < 1e300:
+        after = _number(after)
+    if before is None or after is None:
+        return False
+    mode = (_UPDATE_MODES.get(update_mode) if type(update_mode) is str else None) or implied_mode or UpdateMode.ADD
+    if raw is not None and not _speedup_figure_matches(raw, before, after):
+        claimed = improvement_disagreement(raw, before, after)
+        if claimed:
+            disagreeing.add(f"{name}: {claimed}")
+    improvement = raw if raw is None or type(raw) is str else str(raw)
+    out.append(OperatorChange(name, op_types, tuning_mode, before, after, mode, improvement))
+    return True
 
 
 def _time(value: object) -> float | None:
@@ -320,7 +360,7 @@ def _subgraph(item: Any, update_mode: UpdateMode, unusable: _Tally, disagreeing:
     claimed = improvement_disagreement(raw, before, after)
     if claimed:
         disagreeing.add(f"{key}: {claimed}")
-    return SubgraphChange(str(key), before, after, update_mode, raw)
+    return SubgraphChange(str(key), before, after, update_mode, None if raw is None else str(raw))
 
 
 def _repo_summary(value: Any, label: str, warnings: list[str]) -> RepoSummary | None:

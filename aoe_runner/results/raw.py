@@ -1,8 +1,9 @@
 """Decode the bytes of a result file into its top-level entries, tolerating live and truncated files.
 
-The fast path is one orjson call. The slow path, a stdlib decoder that walks the top-level object
-one report at a time, runs only when that fails (a file cut off while AOE was writing it) or when a
-report key may be repeated (a dict would keep only the last of two identical keys).
+The fast path is one typed msgspec decode (`typed.py`) for the current training format; other
+variants take one generic msgspec decode. The slow path, a stdlib decoder that walks the top-level
+object one report at a time, runs only when that fails (a file cut off while AOE was writing it) or
+when a report key may be repeated (a dict would keep only the last of two identical keys).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
+import msgspec
 
 from aoe_runner.errors import InputError
+from aoe_runner.results.typed import NotTyped, decode_typed
 
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -33,13 +35,21 @@ class RawDocument:
     cut_off_report: str | None = None  # the key of the report that was being written when the file ends
 
 
-def decode(data: bytes, where: str) -> RawDocument:
-    """Decode one result file's bytes; raises InputError when they are not an AOE result file."""
+def decode(data: bytes, where: str, *, typed: bool = True) -> RawDocument:
+    """Decode one result file's bytes; raises InputError when they are not an AOE result file.
+
+    `typed=False` skips the typed fast path (tests use it to check that both paths agree).
+    """
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
+    if typed:
+        try:
+            return RawDocument("training", decode_typed(data))
+        except NotTyped:
+            pass
     try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        doc = msgspec.json.decode(data)
+    except msgspec.DecodeError:
         return _decode_incrementally(_text_of(data, where), where)
     if isinstance(doc, dict):
         if data.count(b'"report_') > len(doc):  # a repeated key would have been dropped

@@ -1,0 +1,101 @@
+"""The fast path for the common result file: one typed msgspec decode of the whole document.
+
+A current-format training file (an object of `report_*` lists of `basic`/`OPAT`/`SGAT` parts, operators
+with `tune_performance`) decodes straight into the structs below, which skips building a dict for every
+operator record. Anything else fails validation, and the caller falls back to the generic decoder: this
+path never decides what a file means, it only hands the normaliser the same entries faster. Operator
+records arrive as `TypedOperators`; every other section arrives as the plain dict the generic path gives.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+from msgspec import UNSET, UnsetType, field
+
+
+class TypedPerformance(msgspec.Struct):
+    """One tuning mode's entry of an operator's `tune_performance`."""
+
+    before: float = field(name="performance_before_tune(us)")
+    after: float = field(name="performance_after_tune(us)")
+    improvement: Any = field(name="performance_improvement", default=None)
+    update_mode: Union[str, None] = None  # noqa: UP007 (msgspec evaluates the annotation at run time)
+
+
+class TypedOperator(msgspec.Struct):
+    op_name: str
+    tune_performance: dict[str, TypedPerformance]
+    op_type: Union[str, list[str], None] = None  # noqa: UP007
+
+
+class TypedOperators(list):  # type: ignore[type-arg]
+    """The operator records of one OPAT section, already decoded into structs."""
+
+
+class _Opat(msgspec.Struct):
+    """An OPAT section: the keys the normaliser reads, each kept as decoded (UNSET when absent)."""
+
+    operators: Union[list[TypedOperator], None, UnsetType] = field(name="repo_modified_operators", default=UNSET)  # noqa: UP007
+    tuning_result: Any = field(name="opat_tuning_result", default=UNSET)
+    tune_result: Any = field(name="opat_tune_result", default=UNSET)
+    tuning_failed: Any = field(name="tuning_failed_operators", default=UNSET)
+    tune_failed: Any = field(name="tune_failed_operators", default=UNSET)
+    baseline: Any = field(name="model_baseline_performance(ms)", default=UNSET)
+    result: Any = field(name="model_result_performance(ms)", default=UNSET)
+    improvement: Any = field(name="model_performance_improvement", default=UNSET)
+    repo_summary: Any = UNSET
+
+
+class _Part(msgspec.Struct, forbid_unknown_fields=True):
+    """One element of a report's list; unknown section names send the file down the generic path."""
+
+    basic: Any = UNSET
+    OPAT: Union[_Opat, None, UnsetType] = UNSET  # noqa: UP007
+    SGAT: Any = UNSET
+
+
+_DOCUMENT = msgspec.json.Decoder(dict[str, list[_Part]])
+_OPAT_KEYS = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(_Opat))
+
+
+class NotTyped(Exception):
+    """The bytes are not a plain current-format training file; decode them the generic way."""
+
+
+def decode_typed(data: bytes) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Top-level `(report key, parts)` entries, with each OPAT's operators as TypedOperators.
+
+    Raises NotTyped for anything the generic path must handle: other layouts and variants, truncated
+    or invalid JSON, and repeated report keys (a dict would keep only the last of two).
+    """
+    try:
+        document = _DOCUMENT.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        raise NotTyped from None
+    if data.count(b'"report_') > len(document):
+        raise NotTyped
+    return [(key, [_part_dict(part) for part in parts]) for key, parts in document.items()]
+
+
+def _part_dict(part: _Part) -> dict[str, Any]:
+    section: dict[str, Any] = {}
+    if part.basic is not UNSET:
+        section["basic"] = part.basic
+    if part.OPAT is not UNSET:
+        section["OPAT"] = None if part.OPAT is None else _opat_dict(part.OPAT)
+    if part.SGAT is not UNSET:
+        section["SGAT"] = part.SGAT
+    return section
+
+
+def _opat_dict(opat: _Opat) -> dict[str, Any]:
+    section = {}
+    for attribute, key in _OPAT_KEYS:
+        value = getattr(opat, attribute)
+        if value is not UNSET:
+            section[key] = value
+    if isinstance(opat.operators, list):
+        section["repo_modified_operators"] = TypedOperators(opat.operators)
+    return section
