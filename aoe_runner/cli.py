@@ -139,6 +139,52 @@ def validate(
     return ExitCode.FINDING if violations else ExitCode.OK
 
 
+@app.command()
+def preflight(
+    mode: Annotated[
+        str | None, typer.Option("--mode", metavar="MODE", help="op or subgraph (or 2, 1) [default: from AOE_MODE, else op].")
+    ] = None,
+    procs: Annotated[int, typer.Option("--procs", min=1, metavar="P", help="Training processes in the script.")] = 1,
+    model_memory: Annotated[
+        str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, e.g. 12GiB.")
+    ] = None,
+    aoe_ini: Annotated[
+        Path | None, typer.Option("--aoe-ini", metavar="PATH", help="aoe.ini to read [default: the documented places].")
+    ] = None,
+    soc: Annotated[
+        str | None, typer.Option("--soc", metavar="NAME", help="SoC name, e.g. Ascend910B3 [default: npu-smi].")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the facts and every check as JSON.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    save_facts: Annotated[
+        Path | None, typer.Option("--save-facts", metavar="FILE", help="Also write the host facts to FILE.")
+    ] = None,
+    facts_file: Annotated[
+        Path | None, typer.Option("--facts", metavar="FILE", help="Check saved facts instead of measuring this host.")
+    ] = None,
+) -> int:
+    """Check this host against every documented AOE precondition: formula, measured value and fix for each."""
+    from aoe_runner.preflight.facts import gather_facts
+    from aoe_runner.preflight.plan import plan_for
+    from aoe_runner.preflight.report import check_host, load_facts, write_facts
+
+    if facts_file is not None and (aoe_ini is not None or soc is not None):
+        raise UsageError("--aoe-ini and --soc describe this host; they cannot change saved --facts")
+    facts = load_facts(facts_file) if facts_file is not None else gather_facts(aoe_ini=aoe_ini, soc=soc)
+    plan = plan_for(mode, procs, model_memory, facts.environment)
+    result = check_host(facts, plan)
+    if save_facts is not None:
+        write_facts(facts, save_facts)
+        terminal.info(f"wrote {save_facts}")
+    if as_json:
+        terminal.result(result.model_dump_json(indent=2) + "\n")
+    else:
+        from aoe_runner.render.preflight_table import render_preflight
+
+        terminal.result(render_preflight(result))
+    return result.exit_code(strict)
+
+
 def parse_percent(text: str, option: str) -> float:
     """'2', '2%' or '2.5 %' as a non-negative percentage."""
     try:

@@ -12,6 +12,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from aoe_runner.diff import BankDiff
+from aoe_runner.preflight.facts import HostFacts
+from aoe_runner.preflight.report import PreflightReport
 from aoe_runner.results.model import ResultFile
 from aoe_runner.summary import BankSummary
 
@@ -20,6 +22,8 @@ GENERATED: dict[str, type[BaseModel]] = {
     "bank-summary.schema.json": BankSummary,
     "bank-diff.schema.json": BankDiff,
     "result-file.schema.json": ResultFile,
+    "preflight-report.schema.json": PreflightReport,
+    "host-facts.schema.json": HostFacts,
 }
 
 

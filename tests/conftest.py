@@ -21,6 +21,7 @@ def _fenced_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     """No test writes into the real user's home: aoe-runner's home is a fresh temporary directory."""
     home = tmp_path_factory.mktemp("aoe-runner-home")
     monkeypatch.setenv("AOE_RUNNER_HOME", str(home))
+    monkeypatch.setenv("AOE_RUNNER_LOCK_DIR", str(home / "locks"))  # device locks of tests never meet real runs'
     yield home
 
 

@@ -55,3 +55,10 @@ def test_readme_shows_the_real_report_output(cli, monkeypatch) -> None:  # type:
     assert _block_after("### `aoe-runner report --diff OLD NEW`") == (
         "$ aoe-runner report --diff sample_results/training_opat sample_results/retune\n" + diff
     )
+
+
+def test_readme_shows_the_real_preflight_output(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(ROOT)
+    command = "aoe-runner preflight --facts tests/data/facts/small-2c.json --model-memory 4GiB"
+    out = cli(*command.split()[1:]).out
+    assert _block_after("## `aoe-runner preflight`") == f"$ {command}\n{out}"

@@ -1,0 +1,1 @@
+"""`aoe-runner preflight`: host facts, a plan, and the documented preconditions checked against them."""

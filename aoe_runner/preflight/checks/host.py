@@ -1,0 +1,121 @@
+"""Checks of the host's set-up: CANN, NPU, pciutils, CPU binding, multi-device, profiling, the device lock."""
+
+from __future__ import annotations
+
+from aoe_runner.preflight.checks.result import CheckResult, Status
+from aoe_runner.preflight.facts import MULTI_DEVICE_VARIABLES, PROFILING_VARIABLES, HostFacts
+from aoe_runner.preflight.plan import Plan
+
+
+def check_cann(facts: HostFacts, plan: Plan) -> CheckResult:
+    cann = facts.cann
+    base = {"id": "cann", "title": "CANN environment", "required": "set_env.sh sourced (ASCEND_TOOLKIT_HOME set)"}
+    version = f", CANN {cann.version}" if cann.version else ""
+    if cann.toolkit_home:
+        return CheckResult(
+            **base, status=Status.PASS, observed=f"{cann.toolkit_home}{version}", sources=[cann.version_file or "no version file"]
+        )
+    if cann.set_env_scripts:
+        return CheckResult(
+            **base,
+            status=Status.FAIL,
+            observed=f"not sourced; found {cann.set_env_scripts[0]}{version}",
+            fix=f"source {cann.set_env_scripts[0]}",
+        )
+    return CheckResult(
+        **base,
+        status=Status.FAIL,
+        observed="not installed (no set_env.sh at /usr/local/Ascend or ~/Ascend)",
+        fix="install the CANN toolkit, then source its set_env.sh",
+    )
+
+
+def check_npu(facts: HostFacts, plan: Plan) -> CheckResult:
+    npus = facts.npus
+    smi = (
+        f"; npu-smi: {', '.join(npus.chips) or npus.npu_smi_error or 'no chips listed'}"
+        if npus.npu_smi
+        else "; npu-smi not found"
+    )
+    ok = bool(npus.devices)
+    return CheckResult(
+        id="npu",
+        title="NPU present",
+        required="/dev/davinci<N>",
+        status=Status.PASS if ok else Status.FAIL,
+        observed=(f"/dev/davinci{npus.devices}" if ok else "no /dev/davinci*") + smi,
+        fix=None if ok else "run on a host (or container) with an Ascend NPU and its driver",
+    )
+
+
+def check_lspci(facts: HostFacts, plan: Plan) -> CheckResult:
+    ok = facts.lspci is not None
+    return CheckResult(
+        id="lspci",
+        title="lspci (pciutils, for MindSpore)",
+        required="on PATH",
+        status=Status.PASS if ok else Status.WARN,
+        observed=facts.lspci or "not found",
+        fix=None if ok else "install pciutils (MindSpore needs it; other frameworks do not)",
+    )
+
+
+def check_cpu_binding(facts: HostFacts, plan: Plan) -> CheckResult:
+    allowed = facts.affinity_cpus
+    base = {"id": "cpu_binding", "title": "no CPU binding", "required": f"affinity = all {facts.logical_cpus} CPUs"}
+    if allowed is None:
+        return CheckResult(**base, status=Status.SKIP, observed="unknown on this OS")
+    ok = allowed >= facts.logical_cpus
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.FAIL,
+        observed=f"{allowed} CPUs allowed",
+        sources=[facts.sources.get("affinity_cpus", "")],
+        fix=None if ok else "run without taskset/numactl pinning or a restricted cpuset",
+    )
+
+
+def check_multi_device(facts: HostFacts, plan: Plan) -> CheckResult:
+    hints = [f"{name}={facts.environment[name]}" for name in MULTI_DEVICE_VARIABLES if _multi(name, facts.environment.get(name))]
+    return CheckResult(
+        id="multi_device",
+        title="single device",
+        required="RANK_SIZE/WORLD_SIZE <= 1, no RANK_TABLE_FILE",
+        status=Status.FAIL if hints else Status.PASS,
+        observed=", ".join(hints) or "no multi-device variables",
+        fix="tune on one device: unset " + ", ".join(h.split("=")[0] for h in hints) if hints else None,
+    )
+
+
+def _multi(name: str, value: str | None) -> bool:
+    if not value:
+        return False
+    if name == "RANK_TABLE_FILE":
+        return True
+    return not value.strip().isdigit() or int(value) > 1
+
+
+def check_profiling(facts: HostFacts, plan: Plan) -> CheckResult:
+    env = facts.environment
+    on = [name for name in PROFILING_VARIABLES if env.get(name) and env[name].strip().lower() not in ("false", "0", "off")]
+    return CheckResult(
+        id="profiling",
+        title="profiling off",
+        required="no profiling variables set",
+        status=Status.FAIL if on else Status.PASS,
+        observed=", ".join(f"{n}={env[n]}" for n in on) or "off",
+        fix="unset " + " ".join(on) if on else None,
+    )
+
+
+def check_device_free(facts: HostFacts, plan: Plan) -> CheckResult:
+    holder = facts.device_lock_holder
+    device = facts.environment.get("ASCEND_DEVICE_ID", "0")
+    return CheckResult(
+        id="device_free",
+        title="device not being tuned",
+        required="no other aoe-runner run holds it",
+        status=Status.FAIL if holder else Status.PASS,
+        observed=f"device {device} held by {holder.describe()}" if holder else f"device {device} free",
+        fix="wait for that run, or tune another device (ASCEND_DEVICE_ID / --device)" if holder else None,
+    )

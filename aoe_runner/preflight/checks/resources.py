@@ -1,0 +1,155 @@
+"""Checks of the host's resources against the documented formulas: disk, memory, CPUs, parallelism."""
+
+from __future__ import annotations
+
+import math
+
+from aoe_runner.preflight.checks.result import GIB, CheckResult, Status, size_text
+from aoe_runner.preflight.checks.settings import cores_origin, te_parallel_compiler, tuning_parallel_num
+from aoe_runner.preflight.facts import HostFacts
+from aoe_runner.preflight.plan import Plan, TuneMode
+
+MIN_HOME_FREE_BYTES = 20 * GIB  # the docs write 20G; read as df -h reads it, 20 GiB
+
+
+def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
+    disk = facts.disk("home")
+    base = {"id": "disk", "title": "free disk in home", "required": f">= {size_text(MIN_HOME_FREE_BYTES)}"}
+    if disk is None or disk.free_bytes is None:
+        return CheckResult(**base, status=Status.FAIL, observed="unknown", fix=f"make {facts.home} exist and be readable")
+    ok = disk.free_bytes >= MIN_HOME_FREE_BYTES
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.FAIL,
+        observed=size_text(disk.free_bytes),
+        formula=f"free({disk.measured_at}) = {size_text(disk.free_bytes)} >= 20 GiB (the docs' 20G)",
+        sources=[f"shutil.disk_usage({disk.measured_at})"],
+        fix=None
+        if ok
+        else f"free {size_text(MIN_HOME_FREE_BYTES - disk.free_bytes)} in {disk.measured_at} (or tune as another user)",
+    )
+
+
+def check_memory(facts: HostFacts, plan: Plan) -> CheckResult:
+    tpn = tuning_parallel_num(facts)
+    available = facts.available_memory_bytes
+    base = {"id": "memory", "title": "available memory", "observed": size_text(available)}
+    if plan.model_memory_bytes is None:
+        return CheckResult(
+            **base,
+            status=Status.SKIP,
+            required="model memory x TUNING_PARALLEL_NUM",
+            fix="pass --model-memory SIZE (what one training process needs) to check it",
+        )
+    if tpn.value is None:
+        return CheckResult(
+            **base,
+            status=Status.SKIP,
+            required="model memory x TUNING_PARALLEL_NUM",
+            sources=[tpn.origin],
+            fix="fix TUNING_PARALLEL_NUM first",
+        )
+    needed = plan.model_memory_bytes * tpn.value
+    ok = available >= needed
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.FAIL,
+        required=f">= {size_text(needed)}",
+        formula=f"{size_text(available)} >= model memory {size_text(plan.model_memory_bytes)} x TUNING_PARALLEL_NUM {tpn.value}",
+        sources=["psutil.virtual_memory().available", "--model-memory", tpn.origin],
+        fix=None
+        if ok
+        else f"lower TUNING_PARALLEL_NUM in aoe.ini to {max(available // plan.model_memory_bytes, 1)} or free memory",
+    )
+
+
+def check_cpus(facts: HostFacts, plan: Plan) -> CheckResult:
+    te, tpn = te_parallel_compiler(facts), tuning_parallel_num(facts)
+    cores, p = facts.logical_cpus, plan.procs
+    base = {"id": "cpus", "title": f"host CPUs ({plan.mode.value} tuning)", "observed": str(cores)}
+    if te.value is None or tpn.value is None:
+        bad = te if te.value is None else tpn
+        return CheckResult(**base, status=Status.SKIP, required="?", sources=[bad.origin], fix=f"fix {bad.name} first")
+    if plan.mode is TuneMode.OP:
+        half = min(cores / 2, 8)
+        needed = p * (te.value + tpn.value + half + 50)
+        rule = "P x (TE_PARALLEL_COMPILER + TUNING_PARALLEL_NUM + min(cores/2, 8) + 50)"
+        rule += f" = {p} x ({te.value} + {tpn.value} + {half:g} + 50)"
+    else:
+        needed = p * (2 * tpn.value + te.value)
+        rule = f"P x (2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER) = {p} x (2 x {tpn.value} + {te.value})"
+    needed_whole = math.ceil(needed)
+    ok = cores >= needed_whole
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.FAIL,
+        required=f">= {needed_whole}",
+        formula=f"{rule} = {needed:g}",
+        sources=[cores_origin(facts), te.origin, tpn.origin, f"P={p} (--procs)"],
+        fix=None if ok else f"use a host with {needed_whole} CPUs, or lower TE_PARALLEL_COMPILER / TUNING_PARALLEL_NUM",
+    )
+
+
+def check_te_parallel_compiler(facts: HostFacts, plan: Plan) -> CheckResult:
+    te = te_parallel_compiler(facts)
+    npus = len(facts.npus.devices)
+    counted = max(npus, 1)
+    limit = facts.logical_cpus * 0.8 / counted
+    limit_whole = max(math.floor(limit), 1)
+    required = f"integer in 1..32 and <= {min(limit_whole, 32)}"
+    base = {"id": "te_parallel_compiler", "title": "TE_PARALLEL_COMPILER", "required": required}
+    npu_source = f"NPUs={npus} (/dev/davinci*)" + ("; counted as 1" if npus == 0 else "")
+    sources = [te.origin, cores_origin(facts), npu_source]
+    formula = (
+        f"1 <= {te.written or te.value} <= 32 and <= cores x 80% / NPUs = {facts.logical_cpus} x 0.8 / {counted} = {limit:g}"
+    )
+    if te.value is None or not 1 <= te.value <= 32:
+        return CheckResult(
+            **base,
+            status=Status.FAIL,
+            observed=str(te.written),
+            formula=formula,
+            sources=sources,
+            fix="export TE_PARALLEL_COMPILER=<an integer from 1 to 32>",
+        )
+    ok = te.value <= limit
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.FAIL,
+        observed=str(te.value),
+        formula=formula,
+        sources=sources,
+        fix=None if ok else f"export TE_PARALLEL_COMPILER={limit_whole}",
+    )
+
+
+def check_tuning_parallel_num(facts: HostFacts, plan: Plan) -> CheckResult:
+    tpn = tuning_parallel_num(facts)
+    advice = max(math.floor(facts.logical_cpus * 2 / 3), 1)
+    base = {
+        "id": "tuning_parallel_num",
+        "title": "TUNING_PARALLEL_NUM (aoe.ini)",
+        "required": "integer in 1..64, about 2/3 of the cores",
+    }
+    sources = [tpn.origin, cores_origin(facts)]
+    if facts.aoe_ini.error:
+        return CheckResult(
+            **base, status=Status.FAIL, observed=facts.aoe_ini.error, sources=sources, fix="fix or remove the aoe.ini named"
+        )
+    if tpn.value is None or not 1 <= tpn.value <= 64:
+        return CheckResult(
+            **base,
+            status=Status.FAIL,
+            observed=str(tpn.written),
+            sources=sources,
+            fix=f"set TUNING_PARALLEL_NUM={advice} in {facts.aoe_ini.path}",
+        )
+    ok = tpn.value <= advice
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.WARN,
+        observed=str(tpn.value),
+        formula=f"{tpn.value} <= cores x 2/3 = {facts.logical_cpus} x 2/3 = {facts.logical_cpus * 2 / 3:g} (the docs' advice)",
+        sources=sources,
+        fix=None if ok else f"set TUNING_PARALLEL_NUM={advice} in aoe.ini",
+    )

@@ -1,0 +1,73 @@
+"""What a tuning run intends to do: the inputs of every preflight check besides the host facts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+
+from pydantic import BaseModel, ByteSize, Field, TypeAdapter, ValidationError
+
+from aoe_runner.errors import UsageError
+
+
+class TuneMode(str, Enum):
+    OP = "op"
+    SUBGRAPH = "subgraph"
+
+    @property
+    def aoe_mode(self) -> str:
+        """The AOE_MODE value that switches this mode on."""
+        return "2" if self is TuneMode.OP else "1"
+
+    @classmethod
+    def parse(cls, text: str) -> TuneMode:
+        """`op`/`subgraph`, or their aliases `2`/`1` and `opat`/`sgat`."""
+        mode = _MODE_ALIASES.get(text.strip().lower())
+        if mode is None:
+            raise UsageError(f"--mode: {text!r} is not one of op, subgraph (or 2, 1, opat, sgat)")
+        return mode
+
+
+_MODE_ALIASES = {
+    "op": TuneMode.OP,
+    "2": TuneMode.OP,
+    "opat": TuneMode.OP,
+    "subgraph": TuneMode.SUBGRAPH,
+    "1": TuneMode.SUBGRAPH,
+    "sgat": TuneMode.SUBGRAPH,
+}
+
+
+class Plan(BaseModel):
+    mode: TuneMode
+    mode_source: str = Field(description="Where the mode came from: --mode, AOE_MODE or the default.")
+    procs: int = Field(1, ge=1, description="Training processes (P in the CPU formulas).")
+    model_memory_bytes: int | None = Field(None, description="Memory one training process needs, when known.")
+
+
+def plan_for(mode: str | None, procs: int = 1, model_memory: str | None = None, env: Mapping[str, str] | None = None) -> Plan:
+    """Build a plan from command-line values; the mode defaults to AOE_MODE when it names one, else op."""
+    if mode is not None:
+        chosen, source = TuneMode.parse(mode), "--mode"
+    elif env and (env.get("AOE_MODE") or "").strip() in ("1", "2"):
+        chosen, source = TuneMode.parse(env["AOE_MODE"]), f"AOE_MODE={env['AOE_MODE'].strip()}"
+    else:
+        chosen, source = TuneMode.OP, "default (no --mode, AOE_MODE not 1 or 2)"
+    if procs < 1:
+        raise UsageError(f"--procs: {procs} is not a positive number of processes")
+    memory = parse_size(model_memory, "--model-memory") if model_memory is not None else None
+    return Plan(mode=chosen, mode_source=source, procs=procs, model_memory_bytes=memory)
+
+
+_BYTE_SIZE = TypeAdapter(ByteSize)
+
+
+def parse_size(text: str, option: str) -> int:
+    """A human size as pydantic reads it: `12GiB` (binary), `12GB` or `12G` (decimal), or bytes."""
+    try:
+        size = int(_BYTE_SIZE.validate_python(text.strip()))
+    except ValidationError:
+        raise UsageError(f"{option}: {text!r} is not a size (examples: 12GiB, 16GB, 512MiB)") from None
+    if size <= 0:
+        raise UsageError(f"{option}: {text!r} must be more than zero")
+    return size

@@ -1,0 +1,52 @@
+"""One preflight run: the facts, the plan, every check result, and what they add up to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from aoe_runner.errors import ExitCode, InputError
+from aoe_runner.fsutil import atomic_write_text
+from aoe_runner.preflight.checks import CheckResult, Status, run_checks
+from aoe_runner.preflight.facts import HostFacts
+from aoe_runner.preflight.plan import Plan
+
+
+class PreflightReport(BaseModel):
+    """`aoe-runner preflight --json`."""
+
+    schema_version: int = 1
+    plan: Plan
+    facts: HostFacts
+    checks: list[CheckResult]
+
+    def count(self, status: Status) -> int:
+        return sum(check.status is status for check in self.checks)
+
+    def exit_code(self, strict: bool = False) -> ExitCode:
+        failing = self.count(Status.FAIL) + (self.count(Status.WARN) if strict else 0)
+        return ExitCode.FINDING if failing else ExitCode.OK
+
+
+def check_host(facts: HostFacts, plan: Plan) -> PreflightReport:
+    return PreflightReport(plan=plan, facts=facts, checks=run_checks(facts, plan))
+
+
+def load_facts(path: Path) -> HostFacts:
+    """Facts saved by `--save-facts` on this or another host."""
+    try:
+        return HostFacts.model_validate_json(path.read_bytes())
+    except OSError as error:
+        raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the top level"
+        raise InputError(str(path), f"not a saved host-facts file: {where}: {first['msg']}") from None
+
+
+def write_facts(facts: HostFacts, path: Path) -> None:
+    try:
+        atomic_write_text(path, facts.model_dump_json(indent=2) + "\n")
+    except OSError as error:
+        raise InputError(str(path), f"cannot write: {error.strerror or error}") from None
