@@ -14,7 +14,5 @@ def test_every_package_in_the_source_tree_is_listed_in_pyproject() -> None:
     import tomllib
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    on_disk = {
-        ".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "aoe_runner").rglob("__init__.py")
-    }
+    on_disk = {".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "aoe_runner").rglob("__init__.py")}
     assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"
