@@ -214,7 +214,7 @@ def _operators(value: Any, label: str, warnings: list[str]) -> list[OperatorChan
     disagreeing = _Tally("operator improvement figures disagree with their times")
     operators: list[OperatorChange] = []
     if isinstance(value, TypedOperators):
-        _append_typed_operators(value, operators, disagreeing)
+        _append_typed_operators(value, operators, unusable, disagreeing)
     else:
         batches = (
             [(value.get("add_repo_operators"), UpdateMode.ADD), (value.get("update_repo_operators"), UpdateMode.UPDATE)]
@@ -230,15 +230,16 @@ def _operators(value: Any, label: str, warnings: list[str]) -> list[OperatorChan
     return operators
 
 
-def _append_typed_operators(records: TypedOperators, out: list[OperatorChange], disagreeing: _Tally) -> None:
-    """The hot loop of the fast path: records that decoding has already checked."""
+def _append_typed_operators(records: TypedOperators, out: list[OperatorChange], unusable: _Tally, disagreeing: _Tally) -> None:
+    """The hot loop of the fast path: records whose types decoding has already checked."""
     for record in records:
         name, op_type = record.op_name, record.op_type
         op_types = (op_type,) if type(op_type) is str else tuple(op_type or ())
-        for tuning_mode, perf in record.tune_performance.items():
-            _append_change(
-                name, op_types, tuning_mode, perf.before, perf.after, perf.update_mode, None, perf.improvement, out, disagreeing
-            )
+        for mode, perf in record.tune_performance.items():
+            if not _append_change(
+                name, op_types, mode, perf.before, perf.after, perf.update_mode, None, perf.improvement, out, disagreeing
+            ):
+                unusable.add(name)  # a time too large to be finite
 
 
 def _append_operator(

@@ -85,6 +85,14 @@ def test_typed_and_generic_paths_agree_on_every_shipped_file(path: Path) -> None
     assert fast == generic
 
 
+def test_an_infinite_time_is_skipped_and_counted_the_same_way_by_both_paths() -> None:
+    perf = '{"performance_before_tune(us)": 1e400, "performance_after_tune(us)": 2.0}'
+    data = f'{{"report_1": [{{"OPAT": {{"repo_modified_operators": [{{"op_name": "a", "tune_performance": {{"Schedule": {perf}}}}}]}}}}]}}'
+    fast, generic = _both_ways(data.encode())
+    assert fast == generic
+    assert "1 of 1 operator records skipped" in str(fast)
+
+
 def test_the_plain_current_format_takes_the_typed_path() -> None:
     data = (SAMPLES / "training_opat").glob("*.json").__next__().read_bytes()
     entries = decode_typed(data)
