@@ -45,8 +45,9 @@ def decode(data: bytes, where: str, *, typed: bool = True) -> RawDocument:
     if typed:
         try:
             return RawDocument("training", decode_typed(data))
-        except NotTyped:
-            pass
+        except NotTyped as miss:
+            if not miss.generic_can_decode:  # a generic dict would fail the same way or drop a repeated key
+                return _decode_incrementally(_text_of(data, where), where)
     try:
         doc = msgspec.json.decode(data)
     except msgspec.DecodeError:

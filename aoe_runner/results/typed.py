@@ -61,7 +61,11 @@ _OPAT_KEYS = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(_Opat
 
 
 class NotTyped(Exception):
-    """The bytes are not a plain current-format training file; decode them the generic way."""
+    """The bytes are not a plain current-format training file; decode them another way."""
+
+    def __init__(self, generic_can_decode: bool) -> None:
+        super().__init__()
+        self.generic_can_decode = generic_can_decode  # False: the JSON is cut off or malformed, or keys repeat
 
 
 def decode_typed(data: bytes) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -72,10 +76,12 @@ def decode_typed(data: bytes) -> list[tuple[str, list[dict[str, Any]]]]:
     """
     try:
         document = _DOCUMENT.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        raise NotTyped from None
+    except msgspec.ValidationError:
+        raise NotTyped(generic_can_decode=True) from None
+    except msgspec.DecodeError:
+        raise NotTyped(generic_can_decode=False) from None
     if data.count(b'"report_') > len(document):
-        raise NotTyped
+        raise NotTyped(generic_can_decode=False)
     return [(key, [_part_dict(part) for part in parts]) for key, parts in document.items()]
 
 

@@ -100,16 +100,17 @@ def test_the_plain_current_format_takes_the_typed_path() -> None:
 
 
 @pytest.mark.parametrize(
-    ("variant", "text"),
+    ("variant", "text", "generic_can_decode"),
     [
-        ("offline list", b'[{"OPAT": {}}]'),
-        ("CANN 6.0 add/update lists", b'{"report_1": [{"OPAT": {"repo_modified_operators": {"add_repo_operators": []}}}]}'),
-        ("flat operator times", b'{"report_1": [{"OPAT": {"repo_modified_operators": [{"op_name": "a"}]}}]}'),
-        ("unknown section", b'{"report_1": [{"WHAT": {}}]}'),
-        ("repeated report key", b'{"report_1": [{"basic": {}}], "report_1": [{"basic": {}}]}'),
-        ("truncated", b'{"report_1": [{"basic": {'),
+        ("offline list", b'[{"OPAT": {}}]', True),
+        ("CANN 6.0 add/update lists", b'{"report_1": [{"OPAT": {"repo_modified_operators": {"add_repo_operators": []}}}]}', True),
+        ("flat operator times", b'{"report_1": [{"OPAT": {"repo_modified_operators": [{"op_name": "a"}]}}]}', True),
+        ("unknown section", b'{"report_1": [{"WHAT": {}}]}', True),
+        ("repeated report key", b'{"report_1": [{"basic": {}}], "report_1": [{"basic": {}}]}', False),
+        ("truncated", b'{"report_1": [{"basic": {', False),
     ],
 )
-def test_other_variants_are_left_to_the_generic_path(variant: str, text: bytes) -> None:
-    with pytest.raises(NotTyped):
+def test_other_variants_are_left_to_the_other_decoders(variant: str, text: bytes, generic_can_decode: bool) -> None:
+    with pytest.raises(NotTyped) as miss:
         decode_typed(text)
+    assert miss.value.generic_can_decode is generic_can_decode
