@@ -209,12 +209,9 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         terminal.result(text)
         return
-    from aoe_runner.fsutil import atomic_write_text
+    from aoe_runner.fsutil import write_output
 
-    try:
-        atomic_write_text(output, text)
-    except OSError as error:
-        raise InputError(str(output), f"cannot write: {error.strerror or error}") from None
+    write_output(output, text)
     terminal.info(f"wrote {output}")
 
 

@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from aoe_runner.errors import InputError
+
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Replace path with text in one step; the old content survives any failure before the rename."""
@@ -20,3 +22,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_output(path: str | os.PathLike[str], text: str) -> None:
+    """atomic_write_text for a path the user named: a failure is an InputError naming the path."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as error:
+        raise InputError(os.fspath(path), f"cannot write: {error.strerror or error}") from None

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from aoe_runner.errors import ExitCode, InputError
-from aoe_runner.fsutil import atomic_write_text
+from aoe_runner.fsutil import write_output
 from aoe_runner.preflight.checks import CheckResult, Status, run_checks
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.plan import Plan
@@ -46,7 +46,4 @@ def load_facts(path: Path) -> HostFacts:
 
 
 def write_facts(facts: HostFacts, path: Path) -> None:
-    try:
-        atomic_write_text(path, facts.model_dump_json(indent=2) + "\n")
-    except OSError as error:
-        raise InputError(str(path), f"cannot write: {error.strerror or error}") from None
+    write_output(path, facts.model_dump_json(indent=2) + "\n")

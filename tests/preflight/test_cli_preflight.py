@@ -69,6 +69,12 @@ def test_save_facts_then_check_them_elsewhere(cli, tmp_path: Path) -> None:  # t
     assert f"wrote {saved}" in first.err
 
 
+def test_save_facts_to_an_unwritable_place_exits_4_and_names_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "missing-dir" / "host.json"
+    result = cli("preflight", "--save-facts", str(target))
+    assert result.code == 4 and f"{target}: cannot write" in result.err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
