@@ -76,27 +76,32 @@ def report(
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="With --diff: exit 1 when an entry regressed beyond --threshold.")
     ] = False,
+    runs: Annotated[
+        list[str] | None, typer.Option("--run", metavar="RUN", help="Add the result files of a recorded run (repeatable).")
+    ] = None,
+    allow_env_drift: Annotated[
+        bool, typer.Option("--allow-env-drift", help="With --diff: compare runs recorded with different CANN/SoC/driver.")
+    ] = False,
 ) -> int:
-    """Summarise result files into the knowledge bank they imply, or diff two runs with --diff."""
+    """Summarise result files or recorded runs into the bank they imply; --diff compares two (default: the newest runs)."""
     from aoe_runner import reporting
 
     min_gain_pct = parse_percent(min_gain, "--min-gain")
     threshold_pct = DEFAULT_THRESHOLD_PCT if threshold is None else parse_percent(threshold, "--threshold")
     paths = paths or []
     if not diff:
-        if fail_on_regression or threshold is not None:
-            raise UsageError("--threshold and --fail-on-regression need --diff")
-        if not paths:
-            raise UsageError("report needs at least one PATH (a result file, a directory or a glob pattern)")
-        loaded = reporting.summarize_paths(paths, min_gain_pct)
+        if fail_on_regression or threshold is not None or allow_env_drift:
+            raise UsageError("--threshold, --fail-on-regression and --allow-env-drift need --diff")
+        if not paths and not runs:
+            raise UsageError("report needs a PATH (a result file, a directory or a glob pattern) or --run RUN")
+        loaded = reporting.summarize_paths(paths + _run_paths(runs or []), min_gain_pct)
         _print_problems([loaded])
         if not loaded.files_loaded:
             return ExitCode.BAD_INPUT
         _emit(output_format.formatter().summary(loaded.summary, top), output)
         return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
-    if len(paths) != 2:
-        raise UsageError(f"--diff needs exactly two paths, OLD and NEW (got {len(paths)})")
-    result, old, new = reporting.diff_paths([paths[0]], [paths[1]], threshold_pct)
+    old_paths, new_paths = _diff_sides(paths + (runs or []), allow_env_drift)
+    result, old, new = reporting.diff_paths(old_paths, new_paths, threshold_pct)
     _print_problems([old, new])
     if not old.files_loaded or not new.files_loaded:
         return ExitCode.BAD_INPUT
@@ -185,6 +190,36 @@ def preflight(
     return result.exit_code(strict)
 
 
+def _run_paths(references: list[str]) -> list[str]:
+    from aoe_runner.home import runner_home
+    from aoe_runner.runs.sources import run_result_paths
+    from aoe_runner.runs.store import RunStore
+
+    store = RunStore(runner_home())
+    return [path for reference in references for path in run_result_paths(store, store.resolve(reference))]
+
+
+def _diff_sides(sides: list[str], allow_env_drift: bool) -> tuple[list[str], list[str]]:
+    """OLD and NEW as paths: two paths or runs, or with none the two newest runs of one script and mode."""
+    from aoe_runner.home import runner_home
+    from aoe_runner.runs.sources import check_comparable, resolve_side, run_result_paths
+    from aoe_runner.runs.store import RunStore
+
+    store = RunStore(runner_home())
+    if not sides:
+        old_run, new_run = store.latest_comparable_pair()
+        terminal.info(f"comparing run {old_run.id} (old) with run {new_run.id} (new)")
+        old_paths, new_paths = run_result_paths(store, old_run), run_result_paths(store, new_run)
+    elif len(sides) == 2:
+        (old_paths, old_run), (new_paths, new_run) = resolve_side(sides[0], store), resolve_side(sides[1], store)
+    else:
+        raise UsageError(f"--diff needs two paths or runs, OLD and NEW, or none for the two newest runs (got {len(sides)})")
+    if old_run is not None and new_run is not None:
+        for difference in check_comparable(old_run, new_run, allow_env_drift):
+            terminal.warning(f"comparing across environments: {difference}")
+    return old_paths, new_paths
+
+
 def parse_percent(text: str, option: str) -> float:
     """'2', '2%' or '2.5 %' as a non-negative percentage."""
     try:
@@ -235,6 +270,9 @@ def run(argv: Sequence[str] | None = None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     return run_guarded(lambda: run(arguments), arguments, terminal)
+
+
+from aoe_runner import cli_runs  # noqa: E402, F401  (registers tune, runs and bank on app)
 
 
 def _usage_line(error: click_exceptions.UsageError) -> str:

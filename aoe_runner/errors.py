@@ -13,6 +13,8 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad command line: unknown option, bad flag value, wrong number of paths
     INTERNAL = 3  # a bug in aoe-runner; a crash log was written
     BAD_INPUT = 4  # an input could not be read or is not what it claims to be; other inputs were still processed
+    ENV_DRIFT = 5  # two runs were recorded in different environments (CANN, SoC, driver): not compared
+    TIMEOUT = 124  # `tune`: the script ran past --timeout and was stopped
     INTERRUPTED = 130  # Ctrl-C
 
 
@@ -28,6 +30,10 @@ class AoeRunnerError(Exception):
 
 class UsageError(AoeRunnerError):
     exit_code = ExitCode.USAGE
+
+
+class EnvironmentDrift(AoeRunnerError):
+    exit_code = ExitCode.ENV_DRIFT
 
 
 class InputError(AoeRunnerError):

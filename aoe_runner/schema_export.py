@@ -15,6 +15,7 @@ from aoe_runner.diff import BankDiff
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.report import PreflightReport
 from aoe_runner.results.model import ResultFile
+from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.summary import BankSummary
 
 SCHEMA_DIRECTORY = Path(__file__).resolve().parent.parent / "schemas"
@@ -24,6 +25,7 @@ GENERATED: dict[str, type[BaseModel]] = {
     "result-file.schema.json": ResultFile,
     "preflight-report.schema.json": PreflightReport,
     "host-facts.schema.json": HostFacts,
+    "run-manifest.schema.json": RunManifest,
 }
 
 

@@ -91,10 +91,11 @@ def test_diff_with_an_unreadable_side_is_bad_input_even_with_regressions(cli, tm
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["report"], "report needs at least one PATH"),
-        (["report", "--diff", "a"], "--diff needs exactly two paths, OLD and NEW (got 1)"),
-        (["report", "x", "--fail-on-regression"], "--threshold and --fail-on-regression need --diff"),
-        (["report", "x", "--threshold", "2%"], "--threshold and --fail-on-regression need --diff"),
+        (["report"], "report needs a PATH (a result file, a directory or a glob pattern) or --run RUN"),
+        (["report", "--diff", "a"], "--diff needs two paths or runs, OLD and NEW, or none for the two newest runs (got 1)"),
+        (["report", "x", "--allow-env-drift"], "--allow-env-drift need --diff"),
+        (["report", "x", "--fail-on-regression"], "--threshold, --fail-on-regression and --allow-env-drift need --diff"),
+        (["report", "x", "--threshold", "2%"], "--threshold, --fail-on-regression and --allow-env-drift need --diff"),
         (["report", "x", "--min-gain", "lots"], "--min-gain: 'lots' is not a percentage"),
         (["report", "x", "--format", "xml"], "'xml' is not one of"),
         (["report", "x", "--top", "0"], "--top"),

@@ -71,6 +71,7 @@ class CannEnvironment(BaseModel):
     set_env_scripts: list[str] = Field(description="set_env.sh files found at the documented places.")
     version: str | None
     version_file: str | None
+    driver_version: str | None = Field(None, description="From driver/version.info under the Ascend install roots.")
 
 
 class AoeIni(BaseModel):
@@ -243,7 +244,14 @@ def _cann_environment(env: Mapping[str, str], roots: list[Path]) -> CannEnvironm
     places = [Path(toolkit_home)] if toolkit_home else []
     places += [Path(script).parent / "latest" for script in scripts] + [Path(script).parent for script in scripts]
     version, version_file = _cann_version(places)
-    return CannEnvironment(toolkit_home=toolkit_home, set_env_scripts=scripts, version=version, version_file=version_file)
+    driver_version, _ = _cann_version([root / "driver" for root in roots])
+    return CannEnvironment(
+        toolkit_home=toolkit_home,
+        set_env_scripts=scripts,
+        version=version,
+        version_file=version_file,
+        driver_version=driver_version,
+    )
 
 
 def _cann_version(places: list[Path]) -> tuple[str | None, str | None]:

@@ -1,0 +1,196 @@
+"""The commands around tuning runs: `tune`, `runs list|show`, `bank restore`. Thin, like cli.py."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from aoe_runner.cli import app, terminal
+from aoe_runner.errors import ExitCode, UsageError
+
+runs_app = typer.Typer(name="runs", help="The history of tuning runs.", no_args_is_help=True)
+bank_app = typer.Typer(name="bank", help="Knowledge banks recorded by tuning runs.", no_args_is_help=True)
+app.add_typer(runs_app)
+app.add_typer(bank_app)
+
+
+@app.command(context_settings={"allow_interspersed_args": True})
+def tune(
+    script: Annotated[Path, typer.Argument(metavar="SCRIPT", help="The training script (.py, or any executable).")],
+    arguments: Annotated[
+        list[str] | None, typer.Argument(metavar="[-- ARGS...]", help="Arguments for the script, after --.", show_default=False)
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option("--mode", metavar="MODE", help="op or subgraph (or 2, 1, opat, sgat); required.")
+    ] = None,
+    bank: Annotated[Path | None, typer.Option("--bank", metavar="PATH", help="The knowledge bank (sets TUNE_BANK_PATH).")] = None,
+    work_dir: Annotated[
+        Path | None,
+        typer.Option("--work-dir", metavar="DIR", help="Sets ASCEND_WORK_PATH [default: a fresh directory in the run record]."),
+    ] = None,
+    te_parallel: Annotated[
+        int | None, typer.Option("--te-parallel", metavar="N", help="Sets TE_PARALLEL_COMPILER (1..32).")
+    ] = None,
+    repeat_tune: Annotated[bool, typer.Option("--repeat-tune", help="Sets REPEAT_TUNE=True.")] = False,
+    device: Annotated[int | None, typer.Option("--device", metavar="ID", help="Sets ASCEND_DEVICE_ID.")] = None,
+    python: Annotated[
+        str, typer.Option("--python", metavar="EXE", help="Interpreter for a .py script [default: this one].", show_default=False)
+    ] = sys.executable,
+    timeout: Annotated[
+        str | None, typer.Option("--timeout", metavar="DURATION", help="Stop the script after this long (e.g. 90m, 2h).")
+    ] = None,
+    grace: Annotated[
+        str, typer.Option("--grace", metavar="DURATION", help="Wait this long after SIGINT/SIGTERM before SIGKILL.")
+    ] = "10s",
+    model_memory: Annotated[
+        str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, for preflight.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Run even when preflight fails.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the environment changes and the command; run nothing.")
+    ] = False,
+) -> int:
+    """Run a training script under AOE tuning: preflight, device lock, live progress, a full run record."""
+    from aoe_runner.home import runner_home
+    from aoe_runner.preflight.plan import TuneMode
+    from aoe_runner.runs.store import RunStore
+    from aoe_runner.tune.request import TuneRequest, parse_duration
+    from aoe_runner.tune.session import dry_run as plan_dry_run
+    from aoe_runner.tune.session import run_tune
+
+    if mode is None:
+        raise UsageError("tune needs --mode op or --mode subgraph")
+    request = TuneRequest(
+        script=script,
+        arguments=arguments or [],
+        mode=TuneMode.parse(mode),
+        bank=bank,
+        work_dir=work_dir,
+        te_parallel=te_parallel,
+        repeat_tune=repeat_tune,
+        device=device,
+        python=python,
+        timeout_s=parse_duration(timeout, "--timeout") if timeout is not None else None,
+        grace_s=parse_duration(grace, "--grace"),
+        model_memory=model_memory,
+        force=force,
+    )
+    store = RunStore(runner_home())
+    if dry_run:
+        terminal.result(plan_dry_run(request, store).describe())
+        return ExitCode.OK
+    from aoe_runner.render.tune_progress import TerminalReporter
+
+    reporter = TerminalReporter(terminal, live=terminal.err.isatty())
+    manifest = run_tune(request, reporter, store)
+    reporter.finish()
+    why = f" ({manifest.stopped_by})" if manifest.stopped_by else ""
+    terminal.info(
+        f"aoe-runner: run {manifest.id} {manifest.status.value}{why}, exit {manifest.exit_code}; "
+        f"{_count(len(manifest.result_files), 'result file')}; see 'aoe-runner runs show {manifest.id}'"
+    )
+    return manifest.exit_code if manifest.exit_code is not None else ExitCode.INTERNAL
+
+
+@runs_app.command("list")
+def runs_list(
+    script: Annotated[str | None, typer.Option("--script", metavar="PATH", help="Only runs of this script.")] = None,
+    mode: Annotated[str | None, typer.Option("--mode", metavar="MODE", help="Only op or subgraph runs.")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status (e.g. failed).")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, metavar="N", help="Show the newest N runs.")] = 20,
+    show_all: Annotated[bool, typer.Option("--all", help="Show every run (ignores --limit).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run, newest first.")] = False,
+) -> int:
+    """List recorded runs, newest first; a run whose supervisor died shows as abandoned."""
+    from aoe_runner.home import runner_home
+    from aoe_runner.preflight.plan import TuneMode
+    from aoe_runner.runs.store import RunFilter, RunStore
+
+    where = RunFilter(
+        script=script,
+        mode=TuneMode.parse(mode).value if mode else None,
+        status=_status(status),
+        limit=None if show_all else limit,
+    )
+    rows = RunStore(runner_home()).list(where)
+    if as_json:
+        import json
+        from dataclasses import asdict
+
+        terminal.result("".join(json.dumps({**asdict(row), "status": row.status.value}) + "\n" for row in rows))
+    else:
+        from aoe_runner.render.runs import render_run_list
+
+        terminal.result(render_run_list(rows))
+    return ExitCode.OK
+
+
+@runs_app.command("show")
+def runs_show(
+    run: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or 'latest'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole manifest.")] = False,
+) -> int:
+    """Show one run's record: command, environment, outcome, markers, result files, bank changes."""
+    from aoe_runner.home import runner_home
+    from aoe_runner.runs.store import RunStore
+
+    store = RunStore(runner_home())
+    manifest = store.resolve(run)
+    if as_json:
+        terminal.result(manifest.model_dump_json(indent=2) + "\n")
+    else:
+        from aoe_runner.render.runs import render_run
+
+        terminal.result(render_run(manifest, store.run_dir(manifest.id)))
+    return ExitCode.OK
+
+
+@bank_app.command("restore")
+def bank_restore(
+    run: Annotated[str, typer.Argument(metavar="RUN", help="The run whose 'before' snapshot to restore.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")] = False,
+) -> int:
+    """Roll a bank back to its state before RUN; files it replaces or removes are backed up first."""
+    from aoe_runner.home import runner_home
+    from aoe_runner.runs.bank import apply_restore, plan_restore
+    from aoe_runner.runs.store import RunStore
+    from aoe_runner.tune.session import BANK_SNAPSHOT
+
+    store = RunStore(runner_home())
+    manifest = store.resolve(run)
+    plan = plan_restore(manifest.bank_before, store.run_dir(manifest.id) / BANK_SNAPSHOT)
+    if plan.empty:
+        terminal.info(f"{plan.bank} already matches its state before run {manifest.id}; nothing to do")
+        return ExitCode.OK
+    for relative in plan.write:
+        terminal.result(f"restore {relative}\n")
+    for relative in plan.remove:
+        terminal.result(f"remove  {relative}\n")
+    if dry_run:
+        return ExitCode.OK
+    backup = store.home / "bank-backups" / f"{datetime.now():%Y%m%d-%H%M%S}-before-restoring-{manifest.id}"
+    apply_restore(plan, backup)
+    terminal.info(f"restored {plan.bank} to its state before run {manifest.id}; the replaced files are in {backup}")
+    return ExitCode.OK
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _status(text: str | None):  # type: ignore[no-untyped-def]
+    from aoe_runner.runs.manifest import RunStatus
+
+    if text is None:
+        return None
+    try:
+        return RunStatus(text.strip().lower().replace("-", "_"))
+    except ValueError:
+        names = ", ".join(status.value for status in RunStatus)
+        raise UsageError(f"--status: {text!r} is not one of {names}") from None

@@ -1,0 +1,92 @@
+"""The run history as a person reads it: `runs list` as a table, `runs show` as a short record."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from tabulate import tabulate
+
+from aoe_runner.runs.manifest import RunManifest
+from aoe_runner.runs.store import RunRow
+
+
+def render_run_list(rows: list[RunRow]) -> str:
+    if not rows:
+        return "no runs recorded\n"
+    table = [
+        [
+            row.id,
+            _local(row.started_at),
+            row.status.value,
+            row.mode,
+            row.device,
+            _code(row.exit_code),
+            row.result_files,
+            row.script,
+        ]
+        for row in rows
+    ]
+    headers = ["run", "started", "status", "mode", "device", "exit", "results", "script"]
+    return tabulate(table, headers=headers, disable_numparse=True) + "\n"
+
+
+def render_run(manifest: RunManifest, run_dir: Path) -> str:
+    fingerprint = manifest.fingerprint
+    duration = f"{manifest.duration_s:.1f} s" if manifest.duration_s is not None else "-"
+    lines = [
+        f"run {manifest.id}: {manifest.status.value}, exit {_code(manifest.exit_code)}{_why(manifest)}",
+        f"  script     {manifest.script} (sha256 {manifest.script_sha256[:12]}{_git(manifest)})",
+        f"  command    {' '.join(manifest.command)}",
+        f"  mode       {manifest.mode.value} on device {manifest.device}",
+        f"  started    {_local(manifest.started_at.isoformat())}, took {duration}",
+        f"  host       {fingerprint.hostname}, CANN {fingerprint.cann_version or 'unknown'}, SoC {fingerprint.soc or 'unknown'}, "
+        f"Python {fingerprint.python}",
+        f"  record     {run_dir}",
+        f"  log        {run_dir / manifest.log}",
+        f"  work dir   {manifest.work_dir}",
+        f"  progress   {manifest.progress.describe()}",
+    ]
+    if manifest.preflight.forced:
+        lines.append(f"  preflight  forced past: {', '.join(manifest.preflight.failed)}")
+    for variable, value in sorted(manifest.environment.items()):
+        lines.append(f"  env        {variable}={value}")
+    for marker in manifest.markers:
+        lines.append(f"  marker     {marker.kind} x{marker.count}: {marker.first_line}")
+    for result in manifest.result_files:
+        state = " (partial)" if result.partial else ""
+        lines.append(f"  result     {result.recorded}: {result.reports} reports{state}")
+    lines.append(f"  bank       {manifest.bank}: {len(manifest.bank_before.files)} files before{_bank_after(manifest)}")
+    return "\n".join(lines) + "\n"
+
+
+def _why(manifest: RunManifest) -> str:
+    if manifest.stopped_by:
+        return f" (stopped by {manifest.stopped_by})"
+    if manifest.script_signal:
+        return f" (script killed by {manifest.script_signal})"
+    return ""
+
+
+def _git(manifest: RunManifest) -> str:
+    if manifest.git_commit is None:
+        return ""
+    modified = ", modified" if manifest.git_script_modified else ""
+    return f", git {manifest.git_commit[:12]}{modified}"
+
+
+def _bank_after(manifest: RunManifest) -> str:
+    changes = manifest.bank_changes
+    if changes is None:
+        return ""
+    if changes.empty:
+        return ", unchanged"
+    return f"; +{len(changes.added)} added, {len(changes.modified)} modified, {len(changes.removed)} removed"
+
+
+def _code(code: int | None) -> str:
+    return "-" if code is None else str(code)
+
+
+def _local(timestamp: str) -> str:
+    return datetime.fromisoformat(timestamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")

@@ -1,0 +1,77 @@
+"""What `aoe-runner tune` says while the script runs: a live status line on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import time
+
+from aoe_runner.preflight.checks import Status
+from aoe_runner.preflight.report import PreflightReport
+from aoe_runner.render.preflight_table import render_preflight
+from aoe_runner.runs.manifest import MarkerSeen, Progress
+from aoe_runner.terminal import Terminal
+
+PLAIN_INTERVAL_S = 30.0
+_MARKER_TEXT = {
+    "tuning_on": "AOE tuning is on",
+    "operator_finished": "AOE finished tuning an operator",
+    "tuning_finished": "AOE tuning finished",
+}
+
+
+class TerminalReporter:
+    """Everything goes to stderr, so the script's stdout stays its own."""
+
+    def __init__(self, terminal: Terminal, live: bool) -> None:
+        self.terminal = terminal
+        self.live = live
+        self._line_shown = False
+        self._last_plain = 0.0
+        self._latest: Progress | None = None
+        self._printed: Progress | None = None
+
+    def notice(self, message: str) -> None:
+        self.clear()
+        self.terminal.info(f"aoe-runner: {message}")
+
+    def preflight(self, report: PreflightReport, forced: bool) -> None:
+        """The whole table when the run stops here; one line per problem when it goes on."""
+        self.clear()
+        problems = [check for check in report.checks if check.status in (Status.FAIL, Status.WARN)]
+        if not forced or not any(check.status is Status.FAIL for check in problems):
+            self.terminal.err.write(render_preflight(report))
+            return
+        for check in problems:
+            label = "failed" if check.status is Status.FAIL else "warning"
+            self.terminal.warning(f"preflight {label}: {check.title}: {check.observed}; needs {check.required}")
+        self.terminal.warning("running anyway because of --force")
+
+    def marker(self, marker: MarkerSeen) -> None:
+        self.notice(f"{_MARKER_TEXT.get(marker.kind, marker.kind)}: {marker.first_line}")
+
+    def progress(self, progress: Progress) -> None:
+        self._latest = progress
+        if self.live:
+            self.clear()
+            self.terminal.err.write(f"aoe-runner: {progress.describe()}")
+            self.terminal.err.flush()
+            self._line_shown = True
+        elif time.monotonic() - self._last_plain >= PLAIN_INTERVAL_S:
+            self._print_plain()
+
+    def finish(self) -> None:
+        """The last counts, if the plain lines have not said them yet."""
+        if self._latest is not None and self._latest != self._printed:
+            self._print_plain()
+
+    def clear(self) -> None:
+        if self._line_shown:
+            self.terminal.err.write("\r\x1b[K")
+            self.terminal.err.flush()
+            self._line_shown = False
+
+    def _print_plain(self) -> None:
+        self.clear()
+        assert self._latest is not None
+        self.terminal.info(f"aoe-runner: {self._latest.describe()}")
+        self._printed = self._latest
+        self._last_plain = time.monotonic()

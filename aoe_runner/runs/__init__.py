@@ -1,0 +1,1 @@
+"""The run history: manifests, the SQLite index, bank snapshots."""

@@ -1,0 +1,172 @@
+"""The run manifest: everything recorded about one tuning run, written at its start and at its end."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+from aoe_runner.preflight.facts import HostFacts
+from aoe_runner.preflight.plan import TuneMode
+
+MANIFEST_NAME = "manifest.json"
+LOG_NAME = "log.txt"
+SCHEMA_VERSION = 1
+
+
+class RunStatus(str, Enum):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    TIMED_OUT = "timed_out"
+    ABANDONED = "abandoned"  # the supervisor died before it could record the end
+
+    @property
+    def ended(self) -> bool:
+        return self is not RunStatus.RUNNING
+
+
+class Fingerprint(BaseModel):
+    """What must match for two runs' results to be comparable."""
+
+    cann_version: str | None
+    soc: str | None
+    driver_version: str | None = None
+    python: str
+    hostname: str
+
+    def drift_from(self, other: Fingerprint) -> list[str]:
+        """The comparable-environment differences, e.g. ['CANN version 8.0.0 != 8.1.RC1']."""
+        differences = []
+        for label, mine, theirs in (
+            ("CANN version", self.cann_version, other.cann_version),
+            ("SoC", self.soc, other.soc),
+            ("driver version", self.driver_version, other.driver_version),
+        ):
+            if mine != theirs:
+                differences.append(f"{label} {mine or 'unknown'} != {theirs or 'unknown'}")
+        return differences
+
+
+class BankFile(BaseModel):
+    path: str = Field(description="Relative to the bank directory.")
+    size: int
+    sha256: str
+
+
+class BankInventory(BaseModel):
+    directory: str
+    exists: bool
+    files: list[BankFile] = Field(default_factory=list)
+    taken_at: datetime
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(file.size for file in self.files)
+
+    def by_path(self) -> dict[str, BankFile]:
+        return {file.path: file for file in self.files}
+
+
+class BankChanges(BaseModel):
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    modified: list[str] = Field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.modified)
+
+
+class MarkerSeen(BaseModel):
+    """An AOE log line that shows tuning switched on or finished."""
+
+    kind: str = Field(description="tuning_on, operator_finished or tuning_finished.")
+    first_line: str
+    first_seen_at: datetime
+    count: int
+
+
+class Progress(BaseModel):
+    reports: int = 0
+    operators_added: int = 0
+    operators_updated: int = 0
+    subgraphs_added: int = 0
+    subgraphs_updated: int = 0
+    failures: int = Field(0, description="Failed operators plus reports whose tuning failed.")
+
+    def plus(self, other: Progress) -> Progress:
+        return Progress(**{name: getattr(self, name) + getattr(other, name) for name in Progress.model_fields})
+
+    def describe(self) -> str:
+        parts = [
+            f"{self.reports} reports",
+            f"operators +{self.operators_added} added, {self.operators_updated} updated",
+        ]
+        if self.subgraphs_added or self.subgraphs_updated:
+            parts.append(f"subgraphs +{self.subgraphs_added} added, {self.subgraphs_updated} updated")
+        parts.append(f"{self.failures} failures")
+        return ", ".join(parts)
+
+
+class RecordedResult(BaseModel):
+    """One result file the run wrote, as found at its end."""
+
+    source: str = Field(description="Where the script wrote it.")
+    recorded: str = Field(description="The copy in the run record, relative to the run directory.")
+    size: int
+    sha256: str
+    reports: int
+    partial: bool = Field(description="Truncated or half-written: only its complete reports count.")
+    error: str | None = Field(None, description="Why nothing in it could be read, if so.")
+
+
+class PreflightOutcome(BaseModel):
+    failed: list[str] = Field(default_factory=list, description="Names of the checks that failed.")
+    warned: list[str] = Field(default_factory=list)
+    forced: bool = Field(False, description="Launched despite failures (--force).")
+
+
+class RunManifest(BaseModel):
+    """`manifest.json` of one run; `aoe-runner runs show RUN --json` prints it."""
+
+    schema_version: int = SCHEMA_VERSION
+    id: str
+    status: RunStatus
+    script: str = Field(description="Absolute path of the training script.")
+    script_sha256: str
+    git_commit: str | None = Field(None, description="HEAD of the repository holding the script, if any.")
+    git_script_modified: bool | None = Field(None, description="The script differs from that commit.")
+    command: list[str] = Field(description="The exact argv that was started, with no shell.")
+    arguments: list[str]
+    working_directory: str
+    mode: TuneMode
+    device: int
+    environment: dict[str, str] = Field(description="The variables aoe-runner set or changed for the script.")
+    bank: str
+    work_dir: str
+    timeout_s: float | None = None
+    fingerprint: Fingerprint
+    facts: HostFacts
+    preflight: PreflightOutcome
+    supervisor_pid: int
+    child_pid: int | None = None
+    started_at: datetime
+    ended_at: datetime | None = None
+    exit_code: int | None = Field(None, description="What `aoe-runner tune` exited with.")
+    script_exit_code: int | None = Field(None, description="The script's own code, when it exited.")
+    script_signal: str | None = Field(None, description="The signal that ended the script, when one did.")
+    stopped_by: str | None = Field(None, description="Why aoe-runner stopped the script: SIGINT, SIGTERM or timeout.")
+    markers: list[MarkerSeen] = Field(default_factory=list)
+    progress: Progress = Field(default_factory=Progress)
+    result_files: list[RecordedResult] = Field(default_factory=list)
+    bank_before: BankInventory
+    bank_after: BankInventory | None = None
+    bank_changes: BankChanges | None = None
+    log: str = LOG_NAME
+
+    @property
+    def duration_s(self) -> float | None:
+        return (self.ended_at - self.started_at).total_seconds() if self.ended_at else None

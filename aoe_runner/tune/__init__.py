@@ -1,0 +1,1 @@
+"""aoe-runner tune: launch, supervise and record a training script under AOE."""

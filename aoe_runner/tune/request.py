@@ -1,0 +1,91 @@
+"""What `aoe-runner tune` was asked to do, and the exact command and environment that follow from it."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aoe_runner.errors import InputError, UsageError
+from aoe_runner.preflight.plan import TuneMode
+
+TE_PARALLEL_RANGE = range(1, 33)  # AOE.md §1: TE_PARALLEL_COMPILER is 1..32
+DEFAULT_GRACE_S = 10.0
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h|d)?", re.IGNORECASE)
+_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+@dataclass
+class TuneRequest:
+    script: Path
+    arguments: list[str] = field(default_factory=list)
+    mode: TuneMode = TuneMode.OP
+    bank: Path | None = None
+    work_dir: Path | None = None  # None: a fresh directory inside the run record
+    te_parallel: int | None = None
+    repeat_tune: bool = False
+    device: int | None = None
+    python: str = sys.executable
+    timeout_s: float | None = None
+    grace_s: float = DEFAULT_GRACE_S
+    model_memory: str | None = None
+    force: bool = False
+
+    def __post_init__(self) -> None:
+        if self.te_parallel is not None and self.te_parallel not in TE_PARALLEL_RANGE:
+            raise UsageError(f"--te-parallel: {self.te_parallel} is outside 1..32 (AOE's TE_PARALLEL_COMPILER range)")
+        if self.device is not None and self.device < 0:
+            raise UsageError(f"--device: {self.device} is not a device id (0, 1, ...)")
+
+    def command(self) -> list[str]:
+        """A `.py` script runs under --python; anything else is executed directly. No shell either way."""
+        script = str(self.script.resolve())
+        if self.script.suffix == ".py":
+            return [self.python, script, *self.arguments]
+        return [script, *self.arguments]
+
+    def check_script(self) -> None:
+        if not self.script.is_file():
+            raise InputError(str(self.script), "no such training script")
+        if self.script.suffix != ".py" and not os.access(self.script, os.X_OK):
+            raise InputError(str(self.script), "not executable (chmod +x it, or give a .py script)")
+
+    def device_id(self, base: Mapping[str, str]) -> int:
+        if self.device is not None:
+            return self.device
+        inherited = base.get("ASCEND_DEVICE_ID", "0").strip()
+        if not inherited.isdigit():
+            raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
+        return int(inherited)
+
+    def environment_changes(self, base: Mapping[str, str], work_dir: Path) -> dict[str, str]:
+        """Every variable the script gets that differs from aoe-runner's own environment."""
+        wanted = {
+            "AOE_MODE": self.mode.aoe_mode,
+            "ASCEND_WORK_PATH": str(work_dir),
+            "PYTHONUNBUFFERED": "1",  # output arrives as it is printed, not at exit
+        }
+        if self.bank is not None:
+            wanted["TUNE_BANK_PATH"] = str(self.bank.resolve())
+        if self.te_parallel is not None:
+            wanted["TE_PARALLEL_COMPILER"] = str(self.te_parallel)
+        if self.repeat_tune:
+            wanted["REPEAT_TUNE"] = "True"
+        if self.device is not None:
+            wanted["ASCEND_DEVICE_ID"] = str(self.device)
+        return {name: value for name, value in wanted.items() if base.get(name) != value}
+
+
+def parse_duration(text: str, option: str) -> float:
+    """`90` or `90s`, `30m`, `2h`, `1h30m`, `500ms`: seconds, more than zero."""
+    cleaned = text.strip()
+    parts = list(_DURATION_PART.finditer(cleaned))
+    if not parts or "".join(part.group(0) for part in parts).replace(" ", "") != cleaned.replace(" ", ""):
+        raise UsageError(f"{option}: {text!r} is not a duration (examples: 90, 90s, 30m, 2h, 1h30m)")
+    seconds = sum(float(part.group(1)) * _SECONDS[(part.group(2) or "s").lower()] for part in parts)
+    if seconds <= 0:
+        raise UsageError(f"{option}: {text!r} must be more than zero")
+    return seconds

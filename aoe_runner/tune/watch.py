@@ -1,0 +1,110 @@
+"""Watch a work directory for AOE result files while the script runs, and count what they say so far.
+
+Files are re-read with the tolerant loader when their size or mtime changes, at most once a second,
+and less often when reading them takes long (never more than about 5% of the time), so a huge file
+that grows all the time cannot make supervision expensive.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aoe_runner.errors import InputError
+from aoe_runner.results.loader import load_result_file
+from aoe_runner.results.model import ResultFile, TuningStatus, UpdateMode
+from aoe_runner.runs.manifest import Progress
+
+RESULT_PREFIX = "aoe_result_"
+MIN_INTERVAL_S = 1.0
+COST_FACTOR = 20  # wait this many times the last read's duration before reading the same file again
+
+
+@dataclass
+class WatchedFile:
+    path: Path
+    signature: tuple[int, int] = (-1, -1)  # size, mtime_ns when last read
+    next_read_at: float = 0.0
+    progress: Progress = field(default_factory=Progress)
+    loaded: ResultFile | None = None
+    error: str | None = None
+
+
+class ResultWatcher:
+    def __init__(self, work_dir: Path) -> None:
+        self.directories = [work_dir, work_dir / "aoe_data"]  # AOE.md §1: the docs name both
+        self._existing = dict(self._scan())  # files there before the run are not its results
+        self._files: dict[Path, WatchedFile] = {}
+
+    def poll(self, force: bool = False) -> bool:
+        """Read new and changed result files; True when the counts changed."""
+        before = self.progress
+        now = time.monotonic()
+        for path, signature in self._scan():
+            if self._existing.get(path) == signature:
+                continue
+            watched = self._files.setdefault(path, WatchedFile(path))
+            if signature != watched.signature and (force or now >= watched.next_read_at):
+                self._read(watched, signature)
+        return self.progress != before
+
+    @property
+    def progress(self) -> Progress:
+        total = Progress()
+        for watched in self._files.values():
+            total = total.plus(watched.progress)
+        return total
+
+    @property
+    def files(self) -> list[WatchedFile]:
+        return sorted(self._files.values(), key=lambda watched: str(watched.path))
+
+    def _scan(self) -> list[tuple[Path, tuple[int, int]]]:
+        found = []
+        for directory in self.directories:
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(RESULT_PREFIX) and entry.name.endswith(".json"):
+                    try:
+                        stat = entry.stat()
+                    except OSError:
+                        continue
+                    found.append((Path(entry.path), (stat.st_size, stat.st_mtime_ns)))
+        return found
+
+    def _read(self, watched: WatchedFile, signature: tuple[int, int]) -> None:
+        started = time.monotonic()
+        watched.signature = signature
+        try:
+            watched.loaded = load_result_file(watched.path)
+            watched.progress = progress_of(watched.loaded)
+            watched.error = None
+        except InputError as error:  # empty or not yet JSON: the next change may fix it
+            watched.error = error.reason
+        spent = time.monotonic() - started
+        watched.next_read_at = started + max(MIN_INTERVAL_S, COST_FACTOR * spent)
+
+
+def progress_of(result_file: ResultFile) -> Progress:
+    progress = Progress(reports=len(result_file.reports))
+    for report in result_file.reports:
+        if report.opat is not None:
+            for operator in report.opat.operators:
+                if operator.update_mode is UpdateMode.ADD:
+                    progress.operators_added += 1
+                else:
+                    progress.operators_updated += 1
+            failed = len(report.opat.failed_operators)
+            progress.failures += failed or (report.opat.status is TuningStatus.FAILED)
+        if report.sgat is not None:
+            for subgraph in report.sgat.subgraphs:
+                if subgraph.update_mode is UpdateMode.ADD:
+                    progress.subgraphs_added += 1
+                else:
+                    progress.subgraphs_updated += 1
+    return progress

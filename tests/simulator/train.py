@@ -1,0 +1,177 @@
+"""A stand-in for a training script run under AOE, for tests and benchmarks. It never tunes anything.
+
+    python tests/simulator/train.py BEHAVIOUR [options]
+
+Behaviours: progress (prints AOE's log markers, writes a result file report by report and a bank
+file), exit N, segfault, hang, stubborn (ignores SIGTERM/SIGINT and spawns a child that does too),
+killed-mid-write (one complete result file, then SIGKILL halfway through a second), flood (a lot of
+log lines as fast as it can), sleep. `--pid-file F` appends the pid of every process it starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("behaviour")
+    parser.add_argument("value", nargs="?", default="0")
+    parser.add_argument("--reports", type=int, default=3)
+    parser.add_argument("--interval", type=float, default=0.3)
+    parser.add_argument("--lines", type=int, default=200)
+    parser.add_argument("--pid-file")
+    parser.add_argument("--soc", default="Ascend910B3")
+    options = parser.parse_args()
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault leaves no core file behind
+    _note_pid(options.pid_file)
+    behaviour = BEHAVIOURS[options.behaviour]
+    return behaviour(options)
+
+
+def progress(options: argparse.Namespace) -> int:
+    print("in tune mode, training graph handled by tools", flush=True)
+    print(f"AOE_MODE={os.environ.get('AOE_MODE')} TUNE_BANK_PATH={os.environ.get('TUNE_BANK_PATH')}", flush=True)
+    result = _result_path()
+    reports: dict[str, list[dict]] = {}
+    for index in range(options.reports):
+        for line in range(options.lines):
+            print(f"step {index}.{line}: loss 0.{line:04d}", flush=False)
+        print(f"[Aoe]op_{index} Tuning process finished.", file=sys.stderr, flush=True)
+        reports[f"report_20261121120000{index:03d}_{1000 + index}"] = _report(index)
+        result.write_text(json.dumps(reports, indent=2), encoding="utf-8")  # rewritten in place, as AOE does
+        _write_bank_file(options.soc, index)
+        time.sleep(options.interval)
+    print("[Aoe]Aoe process finished,cost time 3s.", flush=True)
+    return 0
+
+
+def exit_with(options: argparse.Namespace) -> int:
+    print(f"exiting with {options.value}", file=sys.stderr, flush=True)
+    return int(options.value)
+
+
+def segfault(options: argparse.Namespace) -> int:
+    print("about to crash", flush=True)
+    ctypes.string_at(0)  # a real SIGSEGV
+    return 0
+
+
+def hang(options: argparse.Namespace) -> int:
+    print("ready", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+def stubborn(options: argparse.Namespace) -> int:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    child = [sys.executable, __file__, "stubborn-child"] + (["--pid-file", options.pid_file] if options.pid_file else [])
+    subprocess.Popen(child)
+    print("ready", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+def stubborn_child(options: argparse.Namespace) -> int:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        time.sleep(3600)
+
+
+def killed_mid_write(options: argparse.Namespace) -> int:
+    first = _result_path("aoe_result_opat_20261121120000000_1.json")
+    first.write_text(json.dumps({"report_20261121120000000_1": _report(0)}), encoding="utf-8")
+    second = _result_path("aoe_result_opat_20261121120000001_2.json")
+    text = json.dumps({f"report_2026112112000000{i}_2": _report(i) for i in range(1, 4)}, indent=2)
+    with open(second, "w", encoding="utf-8") as handle:
+        handle.write(text[: len(text) * 2 // 3])  # two complete reports and part of the third
+        handle.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return 0
+
+
+def flood(options: argparse.Namespace) -> int:
+    total = int(float(options.value))
+    line = b"step 000001: loss 0.123456, lr 0.000100, throughput 1234.5 samples/s [simulated log line]\n"
+    block = line * (1 << 20 // len(line))
+    out = sys.stdout.buffer
+    written = 0
+    while written < total:
+        out.write(block)
+        written += len(block)
+    out.flush()
+    return 0
+
+
+def sleep(options: argparse.Namespace) -> int:
+    time.sleep(float(options.value))
+    return 0
+
+
+def _report(index: int) -> list[dict]:
+    operators = [
+        {
+            "op_name": f"layer_{index}/MatMul_{n}",
+            "op_type": "MatMulV2",
+            "tune_performance": {
+                "Schedule": {
+                    "performance_after_tune(us)": 10.0 + n,
+                    "performance_before_tune(us)": 20.0 + n,
+                    "performance_improvement": f"{(20.0 + n) / (10.0 + n) * 100 - 100:.2f}%",
+                    "update_mode": "add" if n == 0 else "update",
+                }
+            },
+        }
+        for n in range(2)
+    ]
+    return [
+        {"basic": {"tuning_name": f"simulated_graph_{index}", "tuning_time(s)": 1}},
+        {"OPAT": {"opat_tuning_result": "tuning successful", "repo_modified_operators": operators}},
+    ]
+
+
+def _result_path(name: str | None = None) -> Path:
+    directory = Path(os.environ.get("ASCEND_WORK_PATH") or ".") / "aoe_data"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / (name or f"aoe_result_opat_20261121120000000_{os.getpid()}.json")
+
+
+def _write_bank_file(soc: str, index: int) -> None:
+    bank = os.environ.get("TUNE_BANK_PATH")
+    if bank:
+        target = Path(bank) / soc / "cube" / f"op_{index}.bin"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(os.urandom(64))
+
+
+def _note_pid(pid_file: str | None) -> None:
+    if pid_file:
+        with open(pid_file, "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
+
+
+BEHAVIOURS = {
+    "progress": progress,
+    "exit": exit_with,
+    "segfault": segfault,
+    "hang": hang,
+    "stubborn": stubborn,
+    "stubborn-child": stubborn_child,
+    "killed-mid-write": killed_mid_write,
+    "flood": flood,
+    "sleep": sleep,
+}
+
+if __name__ == "__main__":
+    sys.exit(main())

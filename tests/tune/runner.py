@@ -1,0 +1,106 @@
+"""Start `aoe-runner tune` on the simulator as a real process, wait for what it prints, inspect what it leaves."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from tests.conftest import ROOT
+
+SIMULATOR = ROOT / "tests" / "simulator" / "train.py"
+
+
+@dataclass
+class Home:
+    """aoe-runner's home and lock directory for one test, and the environment that points at them."""
+
+    root: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "AOE_RUNNER_HOME": str(self.root / "home"),
+            "AOE_RUNNER_LOCK_DIR": str(self.root / "locks"),
+            "PYTHONPATH": str(ROOT),
+        }
+
+    def manifests(self) -> list[dict]:
+        return [json.loads(path.read_text()) for path in sorted((self.root / "home" / "runs").glob("*/manifest.json"))]
+
+    def only_manifest(self) -> dict:
+        (manifest,) = self.manifests()
+        return manifest
+
+
+def aoe_runner(home: Home, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aoe_runner", *argv], env=home.env, cwd=home.root, capture_output=True, text=True, timeout=120
+    )
+
+
+def start_tune(home: Home, *script_args: str, options: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+    """`aoe-runner tune SIMULATOR --mode op --force --grace 0.5s OPTIONS -- SCRIPT_ARGS`, running."""
+    command = [sys.executable, "-m", "aoe_runner", "tune", str(SIMULATOR), "--mode", "op", "--force", "--grace", "0.5s"]
+    return subprocess.Popen(
+        [*command, *options, "--", *script_args],
+        env=home.env,
+        cwd=home.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def tune(home: Home, *script_args: str, options: tuple[str, ...] = ()) -> tuple[int, str, str]:
+    process = start_tune(home, *script_args, options=options)
+    out, err = process.communicate(timeout=120)
+    return process.returncode, out, err
+
+
+def wait_for_output(process: subprocess.Popen[str], text: str, timeout_s: float = 30.0) -> str:
+    """Read the process's stdout until a line contains text; fail after timeout_s."""
+    assert process.stdout is not None
+    seen = ""
+    deadline = time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while text not in seen:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(remaining):
+                raise AssertionError(f"no {text!r} within {timeout_s} s; stdout so far: {seen!r}")
+            chunk = os.read(process.stdout.fileno(), 65536)  # not readline: its buffer would hide data from select
+            if not chunk:
+                raise AssertionError(f"stdout closed before {text!r}; exit {process.wait()}; got {seen!r}")
+            seen += chunk.decode(errors="replace")
+    return seen
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def pids_in(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def wait_until_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
+    """The pids still alive after timeout_s (an orphan is reaped by init a moment after it dies)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        living = [pid for pid in pids if alive(pid)]
+        if not living:
+            return []
+        time.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]

@@ -1,0 +1,159 @@
+"""The run history and what reads it: runs list/show, report --run/--diff, env drift, bank restore, the index."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from aoe_runner.runs.store import RunFilter, RunStore
+from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    """Three recorded runs: two that tune (3 then 2 reports) into one bank, one that fails."""
+    home = Home(tmp_path_factory.mktemp("history"))
+    (home.root / "bank" / "Ascend910B3" / "cube").mkdir(parents=True)
+    (home.root / "bank" / "Ascend910B3" / "cube" / "op_0.bin").write_bytes(b"the good strategy")
+    (home.root / "bank" / "subgraph.json").write_text("{}")
+    for script_args in (["progress", "--reports", "3"], ["progress", "--reports", "2"], ["exit", "2"]):
+        tune(home, *script_args, "--interval", "0", options=("--bank", "bank"))
+    return home
+
+
+def _ids(home: Home) -> list[str]:
+    return [m["id"] for m in sorted(home.manifests(), key=lambda m: m["started_at"])]
+
+
+def test_runs_list_is_newest_first_and_filters(history: Home) -> None:
+    oldest, middle, newest = _ids(history)
+    listing = aoe_runner(history, "runs", "list").stdout.splitlines()
+    assert [line.split()[0] for line in listing[2:]] == [newest, middle, oldest]
+    failed = aoe_runner(history, "runs", "list", "--status", "failed", "--json").stdout.splitlines()
+    assert [json.loads(line)["id"] for line in failed] == [newest]
+    assert aoe_runner(history, "runs", "list", "--script", "train.py", "--limit", "1", "--json").stdout.count("\n") == 1
+    assert aoe_runner(history, "runs", "list", "--mode", "subgraph").stdout == "no runs recorded\n"
+    bad = aoe_runner(history, "runs", "list", "--status", "lost")
+    assert bad.returncode == 2 and "--status: 'lost' is not one of running, succeeded" in bad.stderr
+
+
+def test_runs_show_accepts_an_id_prefix_and_latest(history: Home) -> None:
+    oldest, _, newest = _ids(history)
+    shown = aoe_runner(history, "runs", "show", oldest[:-2]).stdout
+    assert shown.startswith(f"run {oldest}: succeeded, exit 0\n")
+    assert "progress   3 reports, operators +3 added, 3 updated, 0 failures" in shown
+    latest = json.loads(aoe_runner(history, "runs", "show", "latest", "--json").stdout)
+    assert (latest["id"], latest["status"], latest["exit_code"]) == (newest, "failed", 2)
+    missing = aoe_runner(history, "runs", "show", "1999")
+    assert (missing.returncode, missing.stderr) == (4, "error: 1999: no recorded run has this id (see 'aoe-runner runs list')\n")
+
+
+def test_report_run_and_diff_of_the_two_newest_runs_with_results(history: Home) -> None:
+    oldest, middle, _ = _ids(history)
+    summary = json.loads(aoe_runner(history, "report", "--run", oldest, "--format", "json").stdout)
+    assert summary["totals"]["reports"] == 3
+    auto = aoe_runner(history, "report", "--diff", "--format", "json")
+    assert auto.returncode == 0
+    assert auto.stderr == f"comparing run {oldest} (old) with run {middle} (new)\n"  # the failed run has no results
+    explicit = aoe_runner(history, "report", "--diff", oldest, middle, "--format", "json")
+    assert json.loads(explicit.stdout) == json.loads(auto.stdout)
+    nothing = aoe_runner(history, "report", "--run", _ids(history)[2])
+    assert nothing.returncode == 4 and "run recorded no result files (status failed)" in nothing.stderr
+
+
+def test_runs_from_different_environments_are_not_compared_unless_allowed(history: Home, tmp_path: Path) -> None:
+    oldest, middle, _ = _ids(history)
+    other = Home(tmp_path)
+    for run_id in (oldest, middle):
+        source = history.root / "home" / "runs" / run_id
+        target = other.root / "home" / "runs" / run_id
+        target.mkdir(parents=True)
+        manifest = json.loads((source / "manifest.json").read_text())
+        if run_id == middle:
+            manifest["fingerprint"]["soc"], manifest["fingerprint"]["cann_version"] = "Ascend910B3", "8.1.RC1"
+        (target / "manifest.json").write_text(json.dumps(manifest))
+        for result in manifest["result_files"]:
+            (target / result["recorded"]).parent.mkdir(parents=True, exist_ok=True)
+            (target / result["recorded"]).write_bytes((source / result["recorded"]).read_bytes())
+
+    refused = aoe_runner(other, "report", "--diff", oldest, middle)
+    assert refused.returncode == 5 and refused.stdout == ""
+    assert (
+        "were recorded in different environments (CANN version unknown != 8.1.RC1; SoC unknown != Ascend910B3)" in refused.stderr
+    )
+    allowed = aoe_runner(other, "report", "--diff", oldest, middle, "--allow-env-drift")
+    assert allowed.returncode == 0 and "warning: comparing across environments: SoC unknown != Ascend910B3" in allowed.stderr
+
+
+def test_the_index_is_rebuilt_from_the_manifests_when_runs_db_is_lost(history: Home, tmp_path: Path) -> None:
+    store = RunStore(history.root / "home")
+    before = store.list()
+    copy = RunStore(tmp_path / "home")
+    (tmp_path / "home").mkdir()
+    shutil.copytree(store.runs_dir, copy.runs_dir)
+    assert copy.list() == before
+    assert [row.id for row in copy.list(RunFilter(status=None, limit=2))] == [row.id for row in before[:2]]
+
+
+def test_bank_restore_rolls_the_bank_back_and_backs_up_what_it_replaces(history: Home) -> None:
+    oldest = _ids(history)[0]
+    bank = history.root / "bank"
+    assert sorted(p.name for p in (bank / "Ascend910B3" / "cube").iterdir()) == ["op_0.bin", "op_1.bin", "op_2.bin"]
+    tuned_op_0 = (bank / "Ascend910B3" / "cube" / "op_0.bin").read_bytes()
+
+    preview = aoe_runner(history, "bank", "restore", oldest, "--dry-run")
+    assert (
+        preview.stdout
+        == "restore Ascend910B3/cube/op_0.bin\nremove  Ascend910B3/cube/op_1.bin\nremove  Ascend910B3/cube/op_2.bin\n"
+    )
+    assert (bank / "Ascend910B3" / "cube" / "op_1.bin").exists()
+
+    restored = aoe_runner(history, "bank", "restore", oldest)
+    assert restored.returncode == 0
+    assert sorted(p.name for p in (bank / "Ascend910B3" / "cube").iterdir()) == ["op_0.bin"]
+    assert (bank / "Ascend910B3" / "cube" / "op_0.bin").read_bytes() == b"the good strategy"
+    assert (bank / "subgraph.json").read_text() == "{}"
+    (backup,) = (history.root / "home" / "bank-backups").iterdir()
+    assert (backup / "Ascend910B3" / "cube" / "op_0.bin").read_bytes() == tuned_op_0
+    assert sorted(p.name for p in (backup / "Ascend910B3" / "cube").iterdir()) == ["op_0.bin", "op_1.bin", "op_2.bin"]
+    again = aoe_runner(history, "bank", "restore", oldest)
+    assert again.returncode == 0 and "already matches its state before run" in again.stderr
+
+
+def test_dry_run_prints_the_changes_and_the_command_and_runs_nothing(tmp_path: Path) -> None:
+    home = Home(tmp_path)
+    result = aoe_runner(
+        home, "tune", str(SIMULATOR), "--mode", "sgat", "--bank", "b", "--te-parallel", "4", "--repeat-tune", "--device", "3",
+        "--dry-run", "--", "exit", "0", "--flag with space",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"would run in {tmp_path}:"
+    assert lines[1].endswith(f"{SIMULATOR} exit 0 '--flag with space'")
+    assert "  AOE_MODE=1" in lines and f"  TUNE_BANK_PATH={tmp_path / 'b'}" in lines
+    assert "  TE_PARALLEL_COMPILER=4" in lines and "  REPEAT_TUNE=True" in lines and "  ASCEND_DEVICE_ID=3" in lines
+    assert f"  ASCEND_WORK_PATH='{tmp_path / 'home' / 'runs' / '<run id>' / 'work'}'" in lines
+    assert not (tmp_path / "home" / "runs").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tune", "x.py"], "tune needs --mode op or --mode subgraph"),
+        (["tune", "x.py", "--mode", "gdat"], "--mode: 'gdat' is not one of op, subgraph"),
+        (["tune", "x.py", "--mode", "op", "--timeout", "soon"], "--timeout: 'soon' is not a duration"),
+        (["tune", "x.py", "--mode", "op", "--te-parallel", "40"], "--te-parallel: 40 is outside 1..32"),
+        (["tune", "x.py", "--mode", "op", "--epochs", "3"], "No such option: --epochs"),
+    ],
+)
+def test_bad_tune_options_are_usage_errors(cli, argv: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli(*argv)
+    assert result.code == 2 and message in result.err and result.err.count("\n") == 1
+
+
+def test_a_missing_script_is_bad_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("tune", str(tmp_path / "nope.py"), "--mode", "op")
+    assert (result.code, result.err) == (4, f"error: {tmp_path / 'nope.py'}: no such training script\n")

@@ -1,0 +1,108 @@
+"""The pieces of `tune` that need no process: durations, log markers, the result watcher, bank inventories."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from aoe_runner.errors import UsageError
+from aoe_runner.runs.bank import changes_between, take_inventory
+from aoe_runner.tune.markers import MarkerScanner
+from aoe_runner.tune.request import parse_duration
+from aoe_runner.tune.watch import ResultWatcher
+from tests.conftest import SAMPLES
+from tests.tune.runner import Home, tune
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90", 90), ("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400), ("500ms", 0.5), ("1.5 h", 5400), ("1d", 86400)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text, "--timeout") == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "10x", "-5s", "0", "1h and 2m", "m"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(UsageError, match="--timeout: "):
+        parse_duration(text, "--timeout")
+
+
+LOG = (
+    b"step 1\nI1121 in tune mode, training graph handled by tools\nstep 2\n"
+    b"[Aoe]MatMul_1 Tuning process finished.\n[Aoe]MatMul_2 Tuning process finished.\n"
+    b"[Aoe]Aoe process finished,cost time 1109s.\n"
+)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(LOG)), max_size=12))
+def test_markers_are_counted_once_however_the_output_is_cut(cuts: list[int]) -> None:
+    scanner = MarkerScanner()
+    edges = [0, *sorted(cuts), len(LOG)]
+    for start, end in zip(edges, edges[1:], strict=False):
+        scanner.feed(LOG[start:end])
+    seen = {marker.kind: (marker.count, marker.first_line) for marker in scanner.seen}
+    assert seen == {
+        "tuning_on": (1, "I1121 in tune mode, training graph handled by tools"),
+        "operator_finished": (2, "[Aoe]MatMul_1 Tuning process finished."),
+        "tuning_finished": (1, "[Aoe]Aoe process finished,cost time 1109s."),
+    }
+
+
+def test_the_watcher_ignores_files_that_were_there_before_and_reads_growing_ones(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "aoe_data").mkdir(parents=True)
+    old = next((SAMPLES / "training_opat").glob("*.json"))
+    shutil.copy(old, work / old.name)
+    watcher = ResultWatcher(work)
+    assert not watcher.poll(force=True) and watcher.files == []
+
+    live = work / "aoe_data" / "aoe_result_opat_20261121120000000_7.json"
+    text = old.read_text()
+    live.write_text(text[: len(text) // 2])  # half-written
+    watcher.poll(force=True)
+    partial = watcher.progress
+    live.write_text(text)
+    assert watcher.poll(force=True)
+    assert watcher.progress.reports > partial.reports
+    assert [watched.path for watched in watcher.files] == [live]
+
+
+def test_bank_inventory_and_changes(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    (bank / "soc" / "cube").mkdir(parents=True)
+    (bank / "soc" / "cube" / "a.bin").write_bytes(b"a")
+    (bank / "soc" / "cube" / "b.bin").write_bytes(b"b")
+    before = take_inventory(bank, snapshot_to=tmp_path / "snapshot")
+    assert (tmp_path / "snapshot" / "soc" / "cube" / "a.bin").read_bytes() == b"a"
+    (bank / "soc" / "cube" / "a.bin").write_bytes(b"A")
+    (bank / "soc" / "cube" / "b.bin").unlink()
+    (bank / "soc" / "unified_bank.json").write_text("{}")
+    changes = changes_between(before, take_inventory(bank))
+    assert (changes.added, changes.removed, changes.modified) == (
+        ["soc/unified_bank.json"],
+        ["soc/cube/b.bin"],
+        ["soc/cube/a.bin"],
+    )
+    assert not take_inventory(tmp_path / "missing").exists
+
+
+def test_a_work_dir_outside_the_record_is_copied_into_it(tmp_path: Path) -> None:
+    home = Home(tmp_path)
+    work = tmp_path / "shared-work"
+    (work / "aoe_data").mkdir(parents=True)
+    stale = work / "aoe_data" / "aoe_result_opat_20200101000000000_1.json"
+    stale.write_text(json.dumps({}))
+    code, _, err = tune(home, "progress", "--reports", "2", "--interval", "0", options=("--work-dir", str(work)))
+    assert code == 0, err
+    manifest = home.only_manifest()
+    (result,) = manifest["result_files"]  # the file from an earlier run is not this run's
+    assert result["recorded"].startswith("results/aoe_result_opat_") and result["source"].startswith(str(work))
+    copy = tmp_path / "home" / "runs" / manifest["id"] / result["recorded"]
+    assert copy.read_bytes() == Path(result["source"]).read_bytes()
+    assert manifest["environment"]["ASCEND_WORK_PATH"] == str(work)

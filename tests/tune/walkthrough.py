@@ -1,0 +1,65 @@
+"""README's tune → runs → report walkthrough, run for real on the simulator. `python -m tests.tune.walkthrough` prints it.
+
+Paths, run ids, clock times, durations and hashes are replaced by the fixed values README shows, so the
+test can compare README with a fresh run.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.tune.runner import SIMULATOR
+
+PROJECT = "/home/me/bert"
+HOME = "/home/me/.local/share/aoe-runner"
+STEPS = (
+    "aoe-runner tune train.py --mode op --bank bank --force -- progress --reports 3 --lines 2 --interval 0",
+    "aoe-runner runs list",
+    "aoe-runner runs show latest",
+    "aoe-runner report --run latest --top 3",
+    "aoe-runner tune train.py --mode op --bank bank --force -- progress --reports 2 --lines 0 --interval 0",
+    "aoe-runner report --diff",
+    "aoe-runner bank restore latest",
+)
+
+
+def run_walkthrough() -> list[str]:
+    """Each step as `$ command` followed by what it printed (stdout and stderr, in order), normalised."""
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        shutil.copy(SIMULATOR, root / "train.py")
+        env = {"AOE_RUNNER_HOME": str(root / "home"), "AOE_RUNNER_LOCK_DIR": str(root / "locks"), "PATH": "/usr/bin:/bin"}
+        run_ids: list[str] = []
+        blocks = []
+        for step in STEPS:
+            argv = [sys.executable, "-m", "aoe_runner", *step.split()[1:]]
+            done = subprocess.run(
+                argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120
+            )
+            run_ids = list(dict.fromkeys(run_ids + re.findall(r"\d{8}-\d{6}-[0-9a-f]{4}", done.stdout)))
+            blocks.append(f"$ {step}\n" + _normalise(done.stdout, root, run_ids))
+        return blocks
+
+
+def _normalise(text: str, root: Path, run_ids: list[str]) -> str:
+    text = text.replace(str(root / "home"), HOME).replace(str(root), PROJECT).replace(sys.executable, "/usr/bin/python3")
+    for index, run_id in enumerate(run_ids):
+        text = text.replace(run_id, f"20261121-09300{index}-{('ab12', 'cd34', 'ef56')[index]}")
+    text = re.sub(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", "2026-11-21 09:30:00", text)
+    text = re.sub(r"took \d+\.\d s", "took 0.9 s", text)
+    text = re.sub(r"sha256 [0-9a-f]{12}", "sha256 5f0c2b9a7e41", text)
+    text = re.sub(r"aoe_result_opat_20261121120000000_\d+\.json", "aoe_result_opat_20261121120000000_48213.json", text)
+    text = re.sub(r"host       \S+, ", "host       npu-host-01, ", text)
+    text = re.sub(r"Python \d+\.\d+\.\d+", "Python 3.11.7", text)
+    text = re.sub(r"-\d{8}-\d{6}-before-restoring-", "-20261121-093100-before-restoring-", text)
+    text = re.sub(r"bank-backups/\d{8}-\d{6}-", "bank-backups/20261121-093100-", text)
+    return text
+
+
+if __name__ == "__main__":
+    print("\n".join(run_walkthrough()))
