@@ -94,7 +94,7 @@ def report(
             raise UsageError("--threshold, --fail-on-regression and --allow-env-drift need --diff")
         if not paths and not runs:
             raise UsageError("report needs a PATH (a result file, a directory or a glob pattern) or --run RUN")
-        loaded = reporting.summarize_paths(paths + _run_paths(runs or []), min_gain_pct)
+        loaded = reporting.summarize_paths(paths + (_run_paths(runs) if runs else []), min_gain_pct)
         _print_problems([loaded])
         if not loaded.files_loaded:
             return ExitCode.BAD_INPUT

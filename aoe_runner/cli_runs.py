@@ -158,7 +158,7 @@ def bank_restore(
 ) -> int:
     """Roll a bank back to its state before RUN; files it replaces or removes are backed up first."""
     from aoe_runner.home import runner_home
-    from aoe_runner.runs.bank import apply_restore, plan_restore
+    from aoe_runner.runs.bank import apply_restore, plan_restore, refuse_if_in_use
     from aoe_runner.runs.store import RunStore
     from aoe_runner.tune.session import BANK_SNAPSHOT
 
@@ -174,6 +174,7 @@ def bank_restore(
         terminal.result(f"remove  {relative}\n")
     if dry_run:
         return ExitCode.OK
+    refuse_if_in_use(plan.bank, store.live_runs())
     backup = store.home / "bank-backups" / f"{datetime.now():%Y%m%d-%H%M%S}-before-restoring-{manifest.id}"
     apply_restore(plan, backup)
     terminal.info(f"restored {plan.bank} to its state before run {manifest.id}; the replaced files are in {backup}")

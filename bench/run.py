@@ -25,6 +25,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+import tune_bench  # noqa: E402
 from generate_corpus import write_corpus  # noqa: E402
 
 BARE_LOOP = (
@@ -123,14 +124,19 @@ def main() -> None:
         startup["aoe-runner preflight, npu-smi hanging"] = median_time(
             [*aoe_runner(), "preflight"], 3, ok_codes=(0, 1), env=hanging_npu_smi_env(Path(scratch))
         )
+    print("tune and run-history benchmarks", flush=True)
+    tune_figures = tune_bench.measure(args.rounds, timed)
     text = render(corpus, files, size, medians, peak_rss, small_rss, startup, args.rounds)
-    text += targets(medians, peak_rss, startup)
+    text += "\n" + tune_bench.render(tune_figures, args.rounds)
+    text += targets(medians, peak_rss, startup, tune_bench.target_rows(tune_figures))
     print(text)
     if not args.no_write:
         (ROOT / "docs" / "benchmarks.md").write_text(text, encoding="utf-8")
 
 
-def targets(medians: dict[str, float], peak_rss: int, startup: dict[str, float]) -> str:
+def targets(
+    medians: dict[str, float], peak_rss: int, startup: dict[str, float], more: list[tuple[str, str, float, float, bool]]
+) -> str:
     """The issue's targets beside what this run measured."""
     ours = medians["aoe-runner"]
     checks = [
@@ -147,6 +153,7 @@ def targets(medians: dict[str, float], peak_rss: int, startup: dict[str, float])
             3000,
             False,
         ),
+        *more,
     ]
     rows = []
     for name, target, value, bound, at_least in checks:

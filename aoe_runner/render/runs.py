@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from tabulate import tabulate
-
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.runs.store import RunRow
 
@@ -28,7 +26,18 @@ def render_run_list(rows: list[RunRow]) -> str:
         for row in rows
     ]
     headers = ["run", "started", "status", "mode", "device", "exit", "results", "script"]
-    return tabulate(table, headers=headers, disable_numparse=True) + "\n"
+    return _aligned([headers, *[[str(cell) for cell in row] for row in table]])
+
+
+def _aligned(rows: list[list[str]]) -> str:
+    """Left-aligned columns under a dashed rule, as tabulate's "simple" style, at a fraction of its cost on 10k rows."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    rule = ["-" * width for width in widths]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [rows[0], rule, *rows[1:]]
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def render_run(manifest: RunManifest, run_dir: Path) -> str:

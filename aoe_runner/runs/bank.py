@@ -16,10 +16,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aoe_runner.errors import InputError
-from aoe_runner.runs.manifest import BankChanges, BankFile, BankInventory
+from aoe_runner.errors import AoeRunnerError, ExitCode, InputError
+from aoe_runner.runs.manifest import BankChanges, BankFile, BankInventory, RunManifest
 
 _CHUNK = 1 << 20
+
+
+class BankInUse(AoeRunnerError):
+    """A live tuning run writes into the bank a restore would change."""
+
+    exit_code = ExitCode.FINDING
+
+
+def refuse_if_in_use(bank: Path, live_runs: list[RunManifest]) -> None:
+    for run in live_runs:
+        if Path(run.bank) == bank:
+            raise BankInUse(f"{bank} is being tuned by run {run.id} (pid {run.supervisor_pid}); restore it when that run ends")
 
 
 def take_inventory(directory: Path, snapshot_to: Path | None = None) -> BankInventory:

@@ -160,6 +160,10 @@ class RunStore:
             raise InputError(reference, f"matches several runs ({', '.join(matches[:2])}, ...): give more of the id")
         return self._settled_manifest(matches[0])
 
+    def live_runs(self) -> list[RunManifest]:
+        """Runs whose supervisor is alive now."""
+        return [self.load(row.id) for row in self.list(RunFilter(status=RunStatus.RUNNING))]
+
     def is_recorded(self, reference: str) -> bool:
         try:
             self.resolve(reference)

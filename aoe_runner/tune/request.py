@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,10 +49,13 @@ class TuneRequest:
         return [script, *self.arguments]
 
     def check_script(self) -> None:
+        """Everything that would stop the script from starting, found before anything is created."""
         if not self.script.is_file():
             raise InputError(str(self.script), "no such training script")
         if self.script.suffix != ".py" and not os.access(self.script, os.X_OK):
             raise InputError(str(self.script), "not executable (chmod +x it, or give a .py script)")
+        if self.script.suffix == ".py" and shutil.which(self.python) is None:
+            raise InputError(self.python, "--python: no such interpreter, or it is not executable")
 
     def device_id(self, base: Mapping[str, str]) -> int:
         if self.device is not None:

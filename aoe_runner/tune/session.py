@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import getpass
 import os
 import shlex
 import shutil
 import signal
-import socket
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -92,7 +91,7 @@ def run_tune(
     device = request.device_id(base)
     started_at = datetime.now(timezone.utc)
     run_id, run_dir = store.create_run_directory(started_at)
-    try:
+    with _discarded_on_failure(run_dir):
         work_dir = _work_dir(request, run_dir)
         changes = request.environment_changes(base, work_dir)
         env = {**base, **changes}
@@ -101,52 +100,72 @@ def run_tune(
             reporter.notice(f"created the bank directory {request.bank}")
         facts = gather_facts(env=env)
         outcome = _preflight(facts, request, env, reporter)
-    except BaseException:
-        shutil.rmtree(run_dir, ignore_errors=True)  # nothing was launched: leave no record
-        raise
-    holder = LockHolder(
-        user=getpass.getuser(),
-        pid=os.getpid(),
-        host=socket.gethostname(),
-        started_at=started_at.isoformat(timespec="seconds"),
-        command=f"aoe-runner tune {shlex.join([str(request.script), *request.arguments])} (run {run_id})",
-    )
-    try:
-        lock = DeviceLock(device).acquire(holder)
-    except BaseException:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        raise
-    with lock, store.supervising(run_id):
-        bank = bank_directory(env, facts, request)
-        manifest = RunManifest(
-            id=run_id,
-            status=RunStatus.RUNNING,
-            script=str(request.script.resolve()),
-            script_sha256=sha256_of(request.script),
-            **_git_state(request.script),
-            command=request.command(),
-            arguments=request.arguments,
-            working_directory=os.getcwd(),
-            mode=request.mode,
-            device=device,
-            environment=changes,
-            bank=str(bank),
-            work_dir=str(work_dir),
-            timeout_s=request.timeout_s,
-            fingerprint=fingerprint_of(facts),
-            facts=facts,
-            preflight=outcome,
-            supervisor_pid=os.getpid(),
-            started_at=started_at,
-            bank_before=take_inventory(bank, snapshot_to=run_dir / BANK_SNAPSHOT),
+        holder = LockHolder(
+            user=facts.user,
+            pid=os.getpid(),
+            host=facts.hostname,
+            started_at=started_at.isoformat(timespec="seconds"),
+            command=f"aoe-runner tune {shlex.join([str(request.script), *request.arguments])} (run {run_id})",
         )
+        lock = DeviceLock(device).acquire(holder)
+    with lock, store.supervising(run_id):
+        with _discarded_on_failure(run_dir):
+            manifest = _start_record(request, run_id, run_dir, facts, env, changes, outcome, started_at, device, work_dir)
         store.save(manifest)
         reporter.notice(f"run {run_id}: {shlex.join(manifest.command)}")
         reporter.notice(f"recording to {run_dir}")
         outcome_of_script = _supervise(request, manifest, env, run_dir, reporter)
-        _record_end(manifest, outcome_of_script, run_dir, bank)
+        _record_end(manifest, outcome_of_script, Path(manifest.bank))
         store.save(manifest)
     return manifest
+
+
+@contextmanager
+def _discarded_on_failure(run_dir: Path) -> Iterator[None]:
+    """Until the script starts, a failure or Ctrl-C leaves no record behind."""
+    try:
+        yield
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+
+def _start_record(
+    request: TuneRequest,
+    run_id: str,
+    run_dir: Path,
+    facts: HostFacts,
+    env: Mapping[str, str],
+    changes: dict[str, str],
+    preflight: PreflightOutcome,
+    started_at: datetime,
+    device: int,
+    work_dir: Path,
+) -> RunManifest:
+    """The manifest as written before the script starts, with the bank inventoried and copied into the record."""
+    bank = bank_directory(env, facts, request)
+    return RunManifest(
+        id=run_id,
+        status=RunStatus.RUNNING,
+        script=str(request.script.resolve()),
+        script_sha256=sha256_of(request.script),
+        **_git_state(request.script),
+        command=request.command(),
+        arguments=request.arguments,
+        working_directory=os.getcwd(),
+        mode=request.mode,
+        device=device,
+        environment=changes,
+        bank=str(bank),
+        work_dir=str(work_dir),
+        timeout_s=request.timeout_s,
+        fingerprint=fingerprint_of(facts),
+        facts=facts,
+        preflight=preflight,
+        supervisor_pid=os.getpid(),
+        started_at=started_at,
+        bank_before=take_inventory(bank, snapshot_to=run_dir / BANK_SNAPSHOT),
+    )
 
 
 def bank_directory(env: Mapping[str, str], facts: HostFacts | None, request: TuneRequest) -> Path:
@@ -222,7 +241,7 @@ def _supervise(
     reporter.progress(watcher.progress)
     manifest.markers = scanner.seen
     manifest.progress = watcher.progress
-    manifest.result_files = [_record_result(watched, run_dir) for watched in watcher.files]
+    manifest.result_files = [_record_result(watched, run_dir) for watched in watcher.files if watched.path.is_file()]
     return outcome
 
 
@@ -246,7 +265,7 @@ def _record_result(watched: WatchedFile, run_dir: Path) -> RecordedResult:
     )
 
 
-def _record_end(manifest: RunManifest, outcome: Outcome, run_dir: Path, bank: Path) -> None:
+def _record_end(manifest: RunManifest, outcome: Outcome, bank: Path) -> None:
     manifest.ended_at = datetime.now(timezone.utc)
     code = outcome.returncode
     manifest.script_exit_code = code if code >= 0 else None

@@ -244,3 +244,21 @@ def test_the_log_holds_the_exact_bytes_the_script_wrote(home: Home) -> None:
     log = (run_dir(home, home.only_manifest()) / "log.txt").read_bytes()
     assert len(log) >= 3 * 2**20 and log == out.encode()
     assert os.path.getsize(run_dir(home, home.only_manifest()) / "log.txt") == len(log)
+
+
+def test_a_bank_being_tuned_is_not_restored(home: Home) -> None:
+    assert tune(home, "progress", "--reports", "1", "--interval", "0", options=("--bank", "bank"))[0] == 0
+    finished = home.only_manifest()["id"]
+    live = start_tune(home, "hang", options=("--bank", "bank"))
+    wait_for_output(live, "ready")
+    try:
+        refused = aoe_runner(home, "bank", "restore", finished)
+    finally:
+        live.send_signal(signal.SIGINT)
+        live.communicate(timeout=60)
+    assert refused.returncode == 1
+    assert (
+        f"error: {home.root / 'bank'} is being tuned by run " in refused.stderr
+        and "restore it when that run ends" in refused.stderr
+    )
+    assert (home.root / "bank" / "Ascend910B3" / "cube" / "op_0.bin").exists()
