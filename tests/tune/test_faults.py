@@ -6,8 +6,11 @@ the run is left behind and that the manifest and runs.db are intact.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import pty
+import re
 import signal
 import sqlite3
 import subprocess
@@ -262,3 +265,42 @@ def test_a_bank_being_tuned_is_not_restored(home: Home) -> None:
         and "restore it when that run ends" in refused.stderr
     )
     assert (home.root / "bank" / "Ascend910B3" / "cube" / "op_0.bin").exists()
+
+
+def test_on_a_terminal_progress_is_a_status_line_cleared_before_the_scripts_output(home: Home) -> None:
+    controller, terminal = pty.openpty()
+    command = [sys.executable, "-m", "aoe_runner", "tune", str(SIMULATOR), "--mode", "op", "--force", "--"]
+    process = subprocess.Popen(
+        [*command, "progress", "--reports", "3", "--interval", "1.2"],
+        env=home.env,
+        cwd=home.root,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the terminal side closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    process.communicate(timeout=60)
+    os.close(controller)
+
+    assert process.returncode == 0
+    status_lines = re.findall(rb"aoe-runner: (\d) reports, operators", seen)
+    assert status_lines and status_lines[-1] == b"3"
+    assert b"\r\x1b[K" in seen  # the status line is erased before anything else is written
+
+
+def test_the_git_commit_of_the_scripts_repository_is_recorded(home: Home) -> None:
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert tune(home, "exit", "0")[0] == 0
+    manifest = home.only_manifest()
+    assert manifest["git_commit"] == head.stdout.strip()
+    assert manifest["script_sha256"] == hashlib.sha256(SIMULATOR.read_bytes()).hexdigest()
