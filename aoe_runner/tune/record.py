@@ -1,0 +1,171 @@
+"""Run one script supervised and recorded: what `tune` and every `verify` run share.
+
+The caller builds the starting manifest (and holds the device lock); `execute_recorded` holds the run's
+supervisor lock, writes the manifest, runs and relays the script, and writes the manifest again at the end.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import signal
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Protocol
+
+from aoe_runner.errors import ExitCode
+from aoe_runner.preflight.facts import HostFacts
+from aoe_runner.preflight.report import PreflightReport
+from aoe_runner.proc import run_bounded
+from aoe_runner.runs.bank import changes_between, sha256_of, take_inventory
+from aoe_runner.runs.manifest import LOG_NAME, Fingerprint, MarkerSeen, Progress, RecordedResult, RunManifest, RunStatus
+from aoe_runner.runs.store import RunStore
+from aoe_runner.tune.markers import MarkerScanner
+from aoe_runner.tune.supervisor import Outcome, Streams, Supervisor
+from aoe_runner.tune.watch import ResultWatcher, WatchedFile
+
+RESULTS_COPY = "results"
+GIT_TIMEOUT_S = 2.0
+
+
+class RunReporter(Protocol):
+    """How a run talks to the person watching it; the CLI decides what that looks like."""
+
+    def notice(self, message: str) -> None: ...
+    def preflight(self, report: PreflightReport, forced: bool) -> None: ...
+    def progress(self, progress: Progress) -> None: ...
+    def marker(self, marker: MarkerSeen) -> None: ...
+    def clear(self) -> None: ...
+
+
+def execute_recorded(
+    store: RunStore,
+    manifest: RunManifest,
+    env: Mapping[str, str],
+    reporter: RunReporter,
+    grace_s: float,
+    relay: bool = True,
+) -> RunManifest:
+    """Run manifest.command to its end and record it; the device lock, if any, is the caller's."""
+    run_dir = store.run_dir(manifest.id)
+    with store.supervising(manifest.id):
+        store.save(manifest)
+        reporter.notice(f"run {manifest.id}: {shlex.join(manifest.command)}")
+        reporter.notice(f"recording to {run_dir}")
+        outcome = _supervise(manifest, env, run_dir, reporter, grace_s, relay)
+        _record_end(manifest, outcome)
+        store.save(manifest)
+    return manifest
+
+
+@contextmanager
+def discarded_on_failure(run_dir: Path) -> Iterator[None]:
+    """Until the script starts, a failure or Ctrl-C leaves no record behind."""
+    try:
+        yield
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+
+def fingerprint_of(facts: HostFacts) -> Fingerprint:
+    return Fingerprint(
+        cann_version=facts.cann.version,
+        soc=facts.soc,
+        driver_version=facts.cann.driver_version,
+        python=facts.python,
+        hostname=facts.hostname,
+    )
+
+
+def script_identity(script: Path) -> dict[str, object]:
+    """The manifest fields that say which script ran: path, hash, and its git commit when in a repository."""
+    identity: dict[str, object] = {"script": str(script.resolve()), "script_sha256": sha256_of(script)}
+    directory = str(script.resolve().parent)
+    head = run_bounded(["git", "-C", directory, "rev-parse", "HEAD"], GIT_TIMEOUT_S)
+    if not head.ok:
+        return {**identity, "git_commit": None, "git_script_modified": None}
+    status = run_bounded(["git", "-C", directory, "status", "--porcelain", "--", script.name], GIT_TIMEOUT_S)
+    modified = bool(status.stdout.strip()) if status.ok else None
+    return {**identity, "git_commit": head.stdout.strip(), "git_script_modified": modified}
+
+
+def _supervise(
+    manifest: RunManifest, env: Mapping[str, str], run_dir: Path, reporter: RunReporter, grace_s: float, relay: bool
+) -> Outcome:
+    watcher = ResultWatcher(Path(manifest.work_dir))
+    scanner = MarkerScanner()
+
+    def on_output(data: bytes) -> None:
+        scanner.feed(data)
+        while scanner.new:
+            reporter.marker(scanner.new.pop(0))
+
+    def on_tick() -> None:
+        if watcher.poll():
+            reporter.progress(watcher.progress)
+
+    with open(run_dir / LOG_NAME, "wb", buffering=0) as log:
+        streams = Streams(
+            out_fd=1 if relay else None, err_fd=2 if relay else None, log_fd=log.fileno(), before_relay=reporter.clear
+        )
+        supervisor = Supervisor(
+            manifest.command,
+            env,
+            manifest.working_directory,
+            streams,
+            timeout_s=manifest.timeout_s,
+            grace_s=grace_s,
+            on_output=on_output,
+            on_tick=on_tick,
+        )
+        outcome = supervisor.run(on_start=lambda pid: setattr(manifest, "child_pid", pid))
+    reporter.clear()
+    for problem in outcome.relay_errors:
+        reporter.notice(problem)
+    if watcher.poll(force=True) or watcher.files:
+        reporter.progress(watcher.progress)
+    manifest.markers = scanner.seen
+    manifest.progress = watcher.progress
+    manifest.result_files = [_record_result(watched, run_dir) for watched in watcher.files if watched.path.is_file()]
+    return outcome
+
+
+def _record_result(watched: WatchedFile, run_dir: Path) -> RecordedResult:
+    source = watched.path
+    if source.is_relative_to(run_dir):
+        recorded = source
+    else:  # a --work-dir outside the record: keep a copy, so the record stands alone
+        recorded = run_dir / RESULTS_COPY / source.name
+        recorded.parent.mkdir(exist_ok=True)
+        shutil.copy2(source, recorded)
+    loaded = watched.loaded
+    return RecordedResult(
+        source=str(source),
+        recorded=recorded.relative_to(run_dir).as_posix(),
+        size=recorded.stat().st_size,
+        sha256=sha256_of(recorded),
+        reports=len(loaded.reports) if loaded else 0,
+        partial=loaded.partial if loaded else True,
+        error=watched.error,
+    )
+
+
+def _record_end(manifest: RunManifest, outcome: Outcome) -> None:
+    manifest.ended_at = datetime.now(timezone.utc)
+    code = outcome.returncode
+    manifest.script_exit_code = code if code >= 0 else None
+    manifest.script_signal = signal.Signals(-code).name if code < 0 else None
+    manifest.stopped_by = outcome.stopped_by
+    if outcome.stopped_by == "timeout":
+        manifest.status, manifest.exit_code = RunStatus.TIMED_OUT, ExitCode.TIMEOUT.value
+    elif outcome.stopped_by is not None:
+        manifest.status, manifest.exit_code = RunStatus.INTERRUPTED, ExitCode.INTERRUPTED.value
+    elif code == 0:
+        manifest.status, manifest.exit_code = RunStatus.SUCCEEDED, 0
+    else:
+        manifest.status, manifest.exit_code = RunStatus.FAILED, code if code > 0 else 128 - code
+    manifest.bank_after = take_inventory(Path(manifest.bank))
+    manifest.bank_changes = changes_between(manifest.bank_before, manifest.bank_after)
