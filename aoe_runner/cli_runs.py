@@ -195,3 +195,71 @@ def _status(text: str | None):  # type: ignore[no-untyped-def]
     except ValueError:
         names = ", ".join(status.value for status in RunStatus)
         raise UsageError(f"--status: {text!r} is not one of {names}") from None
+
+
+@app.command(context_settings={"allow_interspersed_args": True})
+def verify(
+    script: Annotated[
+        Path | None, typer.Argument(metavar="[SCRIPT]", help="The training script (not with --run).", show_default=False)
+    ] = None,
+    arguments: Annotated[
+        list[str] | None, typer.Argument(metavar="[-- ARGS...]", help="Arguments for the script, after --.", show_default=False)
+    ] = None,
+    bank: Annotated[Path | None, typer.Option("--bank", metavar="PATH", help="The tuned knowledge bank.")] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", metavar="RUN", help="Take the script, its arguments and the bank from a tuning run.")
+    ] = None,
+    repeats: Annotated[int, typer.Option("--repeats", min=1, metavar="N", help="Runs per arm, interleaved A B A B.")] = 3,
+    warmup: Annotated[
+        int | None,
+        typer.Option("--warmup", min=0, metavar="K", help="Leading steps to drop per run [default: up to 5, at most a quarter]."),
+    ] = None,
+    step_pattern: Annotated[
+        str | None, typer.Option("--step-pattern", metavar="REGEX", help="A regex with one capture group: the step time.")
+    ] = None,
+    unit: Annotated[str | None, typer.Option("--unit", metavar="UNIT", help="ms, s or steps/s for --step-pattern.")] = None,
+    threshold: Annotated[str, typer.Option("--threshold", metavar="PCT", help="Exit 1 when slower by more than this.")] = "2%",
+    output_format: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="table, markdown or json.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report here.")] = None,
+    python: Annotated[
+        str, typer.Option("--python", metavar="EXE", help="Interpreter for a .py script [default: this one].", show_default=False)
+    ] = sys.executable,
+    device: Annotated[int | None, typer.Option("--device", metavar="ID", help="Sets ASCEND_DEVICE_ID.")] = None,
+    timeout: Annotated[str | None, typer.Option("--timeout", metavar="DURATION", help="Limit for each run.")] = None,
+    grace: Annotated[str, typer.Option("--grace", metavar="DURATION", help="SIGTERM-to-SIGKILL wait.")] = "10s",
+) -> int:
+    """Prove that the tuned bank makes training faster: baseline and tuned runs, interleaved, with a verdict."""
+    from aoe_runner.cli import _emit, parse_percent
+    from aoe_runner.home import runner_home
+    from aoe_runner.render.tune_progress import TerminalReporter
+    from aoe_runner.runs.store import RunStore
+    from aoe_runner.tune.request import parse_duration
+    from aoe_runner.verify.session import VerifyRequest, run_verify
+    from aoe_runner.verify.stats import Verdict
+
+    if output_format not in ("table", "markdown", "json"):
+        raise UsageError(f"--format: {output_format!r} is not one of table, markdown, json")
+    request = VerifyRequest(
+        script=script,
+        arguments=arguments or [],
+        bank=bank,
+        run=run,
+        repeats=repeats,
+        warmup=warmup,
+        step_pattern=step_pattern,
+        unit=unit,
+        threshold_pct=parse_percent(threshold, "--threshold"),
+        python=python,
+        device=device,
+        timeout_s=parse_duration(timeout, "--timeout") if timeout is not None else None,
+        grace_s=parse_duration(grace, "--grace"),
+    )
+    report = run_verify(request, TerminalReporter(terminal, live=False), RunStore(runner_home()))
+    if output_format == "json":
+        text = report.model_dump_json(indent=2) + "\n"
+    else:
+        from aoe_runner.render.verify_report import render_verify
+
+        text = render_verify(report, markdown=output_format == "markdown")
+    _emit(text, output)
+    return ExitCode.FINDING if report.comparison.verdict is Verdict.SLOWER else ExitCode.OK

@@ -17,6 +17,7 @@ from aoe_runner.preflight.report import PreflightReport
 from aoe_runner.results.model import ResultFile
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.summary import BankSummary
+from aoe_runner.verify.session import VerifyReport
 
 SCHEMA_DIRECTORY = Path(__file__).resolve().parent.parent / "schemas"
 GENERATED: dict[str, type[BaseModel]] = {
@@ -26,6 +27,7 @@ GENERATED: dict[str, type[BaseModel]] = {
     "preflight-report.schema.json": PreflightReport,
     "host-facts.schema.json": HostFacts,
     "run-manifest.schema.json": RunManifest,
+    "verify-report.schema.json": VerifyReport,
 }
 
 

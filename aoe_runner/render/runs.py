@@ -47,7 +47,7 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         f"run {manifest.id}: {manifest.status.value}, exit {_code(manifest.exit_code)}{_why(manifest)}",
         f"  script     {manifest.script} (sha256 {manifest.script_sha256[:12]}{_git(manifest)})",
         f"  command    {' '.join(manifest.command)}",
-        f"  mode       {manifest.mode.value} on device {manifest.device}",
+        f"  mode       {_mode(manifest)} on device {manifest.device}",
         f"  started    {_local(manifest.started_at.isoformat())}, took {duration}",
         f"  host       {fingerprint.hostname}, CANN {fingerprint.cann_version or 'unknown'}, SoC {fingerprint.soc or 'unknown'}, "
         f"Python {fingerprint.python}",
@@ -56,10 +56,12 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         f"  work dir   {manifest.work_dir}",
         f"  progress   {manifest.progress.describe()}",
     ]
-    if manifest.preflight.forced:
+    if manifest.preflight is not None and manifest.preflight.forced:
         lines.append(f"  preflight  forced past: {', '.join(manifest.preflight.failed)}")
     for variable, value in sorted(manifest.environment.items()):
         lines.append(f"  env        {variable}={value}")
+    for variable in manifest.environment_removed:
+        lines.append(f"  env        {variable} removed")
     for marker in manifest.markers:
         lines.append(f"  marker     {marker.kind} x{marker.count}: {marker.first_line}")
     for result in manifest.result_files:
@@ -67,6 +69,14 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         lines.append(f"  result     {result.recorded}: {result.reports} reports{state}")
     lines.append(f"  bank       {manifest.bank}: {len(manifest.bank_before.files)} files before{_bank_after(manifest)}")
     return "\n".join(lines) + "\n"
+
+
+def _mode(manifest: RunManifest) -> str:
+    link = manifest.verify
+    if link is None:
+        return manifest.mode_label
+    tuning = f", bank of run {link.tuning_run}" if link.tuning_run else ""
+    return f"verify {link.verification}, {link.arm} arm, repeat {link.repeat}{tuning}"
 
 
 def _why(manifest: RunManifest) -> str:

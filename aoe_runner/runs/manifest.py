@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -129,11 +130,21 @@ class PreflightOutcome(BaseModel):
     forced: bool = Field(False, description="Launched despite failures (--force).")
 
 
+class VerifyLink(BaseModel):
+    """Where a `verify` run belongs: which verification, which arm, which repeat, which tuning run."""
+
+    verification: str
+    arm: Literal["baseline", "tuned"]
+    repeat: int
+    tuning_run: str | None = None
+
+
 class RunManifest(BaseModel):
     """`manifest.json` of one run; `aoe-runner runs show RUN --json` prints it."""
 
     schema_version: int = SCHEMA_VERSION
     id: str
+    kind: Literal["tune", "verify"] = "tune"
     status: RunStatus
     script: str = Field(description="Absolute path of the training script.")
     script_sha256: str
@@ -142,15 +153,17 @@ class RunManifest(BaseModel):
     command: list[str] = Field(description="The exact argv that was started, with no shell.")
     arguments: list[str]
     working_directory: str
-    mode: TuneMode
+    mode: TuneMode | None = Field(description="The tuning mode; None for a verify run, which tunes nothing.")
     device: int
     environment: dict[str, str] = Field(description="The variables aoe-runner set or changed for the script.")
+    environment_removed: list[str] = Field(default_factory=list, description="Variables aoe-runner removed.")
     bank: str
     work_dir: str
     timeout_s: float | None = None
     fingerprint: Fingerprint
     facts: HostFacts
-    preflight: PreflightOutcome
+    preflight: PreflightOutcome | None = Field(None, description="None for a verify run: it runs no preflight.")
+    verify: VerifyLink | None = None
     supervisor_pid: int
     child_pid: int | None = None
     started_at: datetime
@@ -166,6 +179,13 @@ class RunManifest(BaseModel):
     bank_after: BankInventory | None = None
     bank_changes: BankChanges | None = None
     log: str = LOG_NAME
+
+    @property
+    def mode_label(self) -> str:
+        """op or subgraph for a tuning run, verify:baseline or verify:tuned for a verify run."""
+        if self.mode is not None:
+            return self.mode.value
+        return f"verify:{self.verify.arm}" if self.verify else "verify"
 
     @property
     def duration_s(self) -> float | None:

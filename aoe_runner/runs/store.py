@@ -261,7 +261,7 @@ def _values(manifest: RunManifest) -> tuple[object, ...]:
         manifest.started_at.isoformat(),
         manifest.ended_at.isoformat() if manifest.ended_at else None,
         manifest.status.value,
-        manifest.mode.value,
+        manifest.mode_label,
         manifest.script,
         manifest.device,
         manifest.exit_code,

@@ -48,12 +48,16 @@ def execute_recorded(
     grace_s: float,
     relay: bool = True,
 ) -> RunManifest:
-    """Run manifest.command to its end and record it; the device lock, if any, is the caller's."""
+    """Run manifest.command to its end and record it; the device lock, if any, is the caller's.
+
+    relay=False keeps the script's output in the log only, and says nothing about the start.
+    """
     run_dir = store.run_dir(manifest.id)
     with store.supervising(manifest.id):
         store.save(manifest)
-        reporter.notice(f"run {manifest.id}: {shlex.join(manifest.command)}")
-        reporter.notice(f"recording to {run_dir}")
+        if relay:
+            reporter.notice(f"run {manifest.id}: {shlex.join(manifest.command)}")
+            reporter.notice(f"recording to {run_dir}")
         outcome = _supervise(manifest, env, run_dir, reporter, grace_s, relay)
         _record_end(manifest, outcome)
         store.save(manifest)

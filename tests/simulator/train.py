@@ -14,6 +14,7 @@ import argparse
 import ctypes
 import json
 import os
+import random
 import resource
 import signal
 import subprocess
@@ -31,6 +32,13 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=200)
     parser.add_argument("--pid-file")
     parser.add_argument("--soc", default="Ascend910B3")
+    parser.add_argument("--format", default="mindspore-ms", help="steps: how step times are printed")
+    parser.add_argument("--step-ms", type=float, default=50.0, help="steps: step time with an empty bank")
+    parser.add_argument("--bank-factor", type=float, default=1.0, help="steps: step time x this when the bank has files")
+    parser.add_argument("--noise", type=float, default=0.01, help="steps: relative noise of each step")
+    parser.add_argument("--slow-run", type=int, default=0, help="steps: the Nth invocation (counted in --counter) is 1.5x slower")
+    parser.add_argument("--counter", help="steps: a file counting invocations")
+    parser.add_argument("--sleep", action="store_true", help="steps: really take the time of each step")
     options = parser.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault leaves no core file behind
     _note_pid(options.pid_file)
@@ -119,6 +127,41 @@ def sleep(options: argparse.Namespace) -> int:
     return 0
 
 
+STEP_LINES = {
+    "mindspore-ms": "epoch: 1 step: {step}, loss is 0.1234\nepoch time: 1000.0 ms, per step time: {ms:.3f} ms",
+    "mindspore-s": "epoch: 1 step: {step}, loss is 0.1234, per step time: {s:.5f}s, fps: 8.37",
+    "tensorflow": "INFO:tensorflow:global_step/sec: {rate:.4f}",
+    "common-ms": "[train] step {step} step time {ms:.3f} ms loss 0.5",
+    "custom": "it={step} took {ms:.3f}msec",
+}
+
+
+def steps(options: argparse.Namespace) -> int:
+    """Print step times as a training script would; faster (or slower) when TUNE_BANK_PATH holds any file."""
+    run_number = _count_invocation(options.counter)
+    bank = Path(os.environ.get("TUNE_BANK_PATH") or "/nonexistent")
+    tuned = bank.is_dir() and any(path.is_file() for path in bank.rglob("*"))
+    step_ms = options.step_ms * (options.bank_factor if tuned else 1.0)
+    if options.slow_run and run_number == options.slow_run:
+        step_ms *= 1.5
+    noise = random.Random(os.getpid())
+    for step in range(int(options.value)):
+        ms = step_ms * (10 if step < 3 else 1) * (1 + noise.gauss(0, options.noise))  # the first steps compile
+        if options.sleep:
+            time.sleep(ms / 1000)
+        print(STEP_LINES[options.format].format(step=step, ms=ms, s=ms / 1000, rate=1000 / ms), flush=False)
+    return 0
+
+
+def _count_invocation(counter: str | None) -> int:
+    if not counter:
+        return 0
+    path = Path(counter)
+    number = int(path.read_text() or 0) + 1 if path.exists() else 1
+    path.write_text(str(number))
+    return number
+
+
 def _report(index: int) -> list[dict]:
     operators = [
         {
@@ -171,6 +214,7 @@ BEHAVIOURS = {
     "killed-mid-write": killed_mid_write,
     "flood": flood,
     "sleep": sleep,
+    "steps": steps,
 }
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ STEPS = (
     "aoe-runner tune train.py --mode op --bank bank --force -- progress --reports 2 --lines 0 --interval 0",
     "aoe-runner report --diff",
     "aoe-runner bank restore latest",
+    "aoe-runner tune train.py --mode op --bank bank --force -- steps 12 --bank-factor 0.8",
+    "aoe-runner verify --run latest",
 )
 
 
@@ -49,9 +51,10 @@ def run_walkthrough() -> list[str]:
 def _normalise(text: str, root: Path, run_ids: list[str]) -> str:
     text = text.replace(str(root / "home"), HOME).replace(str(root), PROJECT).replace(sys.executable, "/usr/bin/python3")
     for index, run_id in enumerate(run_ids):
-        text = text.replace(run_id, f"20261121-09300{index}-{('ab12', 'cd34', 'ef56')[index]}")
+        text = text.replace(run_id, f"20261121-0930{index:02d}-{index * 4369 + 0xAB12 & 0xFFFF:04x}")
     text = re.sub(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", "2026-11-21 09:30:00", text)
     text = re.sub(r"took \d+\.\d s", "took 0.9 s", text)
+    text = re.sub(r"succeeded in \d+\.\d s", "succeeded in 0.4 s", text)
     text = re.sub(r"sha256 [0-9a-f]{12}", "sha256 5f0c2b9a7e41", text)
     text = re.sub(r"aoe_result_opat_20261121120000000_\d+\.json", "aoe_result_opat_20261121120000000_48213.json", text)
     text = re.sub(r"host       \S+, ", "host       npu-host-01, ", text)

@@ -1,0 +1,1 @@
+"""aoe-runner verify: does the tuned bank make training faster?"""

@@ -1,0 +1,268 @@
+"""One `aoe-runner verify`: the unchanged script in two arms, interleaved, every run recorded, then the verdict.
+
+Both arms run without AOE_MODE and with the operator compile cache forced to rebuild (AOE.md §3), so the
+tuned bank is really matched: baseline with TUNE_BANK_PATH at an empty directory, tuned with the bank.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from aoe_runner.devlock import DeviceLock, LockHolder
+from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
+from aoe_runner.fsutil import atomic_write_text
+from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
+from aoe_runner.runs.bank import take_inventory
+from aoe_runner.runs.manifest import RunManifest, RunStatus, VerifyLink
+from aoe_runner.runs.store import RunStore
+from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
+from aoe_runner.verify.stats import Comparison, compare
+from aoe_runner.verify.steps import StepFormat, custom_format, default_warmup, detect_format
+
+REMOVED = ("AOE_MODE",)
+FORCED_CACHE = {"ACL_OP_COMPILER_CACHE_MODE": "force", "OP_COMPILER_CACHE_MODE": "force"}
+Arm = Literal["baseline", "tuned"]
+
+
+class RunFailed(AoeRunnerError):
+    exit_code = ExitCode.BAD_INPUT
+
+
+class Interrupted(AoeRunnerError):
+    exit_code = ExitCode.INTERRUPTED
+
+
+@dataclass
+class VerifyRequest:
+    script: Path | None
+    arguments: list[str] = field(default_factory=list)
+    bank: Path | None = None
+    run: str | None = None
+    repeats: int = 3
+    warmup: int | None = None
+    step_pattern: str | None = None
+    unit: str | None = None
+    threshold_pct: float = 2.0
+    python: str = sys.executable
+    device: int | None = None
+    timeout_s: float | None = None
+    grace_s: float = 10.0
+
+
+class RunSteps(BaseModel):
+    run: str
+    arm: Arm
+    repeat: int
+    steps_printed: int
+    warmup_dropped: int
+    median_ms: float
+
+
+class VerifyReport(BaseModel):
+    """`aoe-runner verify --format json`."""
+
+    schema_version: int = 1
+    verification: str
+    script: str
+    arguments: list[str]
+    bank: str
+    tuning_run: str | None
+    repeats: int
+    step_format: str = Field(description="The step-time format read from the logs.")
+    warmup: str = Field(description="How many leading steps of each run were dropped.")
+    runs: list[RunSteps]
+    comparison: Comparison
+
+
+@dataclass
+class _Plan:
+    script: Path
+    arguments: list[str]
+    bank: Path
+    tuning_run: str | None
+    python: str
+
+
+def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -> VerifyReport:
+    plan = _plan(request, store)
+    step_format = custom_format(request.step_pattern, request.unit) if request.step_pattern else None
+    if request.unit and not request.step_pattern:
+        raise UsageError("--unit needs --step-pattern (the built-in formats know their units)")
+    store.ensure_writable()
+    base = dict(os.environ)
+    device = request.device if request.device is not None else _inherited_device(base)
+    verification = f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    directory = store.home / "verifications" / verification
+    empty_bank = directory / "empty-bank"
+    empty_bank.mkdir(parents=True)
+    facts = gather_facts(env=base)
+    identity = script_identity(plan.script)
+    holder = LockHolder(
+        user=facts.user,
+        pid=os.getpid(),
+        host=facts.hostname,
+        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        command=f"aoe-runner verify {shlex.join([str(plan.script), *plan.arguments])} (verification {verification})",
+    )
+    manifests: list[RunManifest] = []
+    with DeviceLock(device).acquire(holder):
+        for repeat in range(1, request.repeats + 1):
+            for arm, bank in (("baseline", empty_bank), ("tuned", plan.bank)):
+                link = VerifyLink(verification=verification, arm=arm, repeat=repeat, tuning_run=plan.tuning_run)
+                manifest = _one_run(request, plan, store, reporter, base, facts, identity, device, bank, link)
+                took = f"{manifest.duration_s:.1f} s" if manifest.duration_s is not None else "?"
+                reporter.notice(f"{arm} {repeat}/{request.repeats}: run {manifest.id} {manifest.status.value} in {took}")
+                manifests.append(manifest)
+                _stop_on_failure(manifest, store)
+    report = _report(request, plan, verification, manifests, store, step_format)
+    atomic_write_text(directory / "report.json", report.model_dump_json(indent=2) + "\n")
+    return report
+
+
+def _plan(request: VerifyRequest, store: RunStore) -> _Plan:
+    if request.run is not None:
+        if request.script is not None or request.bank is not None:
+            raise UsageError("--run takes the script, its arguments and the bank from the run: give no SCRIPT or --bank")
+        tuning = store.resolve(request.run)
+        if tuning.kind != "tune":
+            raise InputError(request.run, "is a verify run, not a tuning run")
+        python = tuning.command[0] if tuning.script.endswith(".py") else request.python
+        return _Plan(Path(tuning.script), list(tuning.arguments), Path(tuning.bank), tuning.id, python)
+    if request.script is None or request.bank is None:
+        raise UsageError("verify needs SCRIPT and --bank PATH, or --run RUN")
+    bank = resolve_against(str(request.bank), os.getcwd())
+    if not bank.is_dir():
+        raise InputError(str(request.bank), "no such bank directory")
+    if not request.script.is_file():
+        raise InputError(str(request.script), "no such training script")
+    return _Plan(request.script, request.arguments, bank, None, request.python)
+
+
+def _one_run(
+    request: VerifyRequest,
+    plan: _Plan,
+    store: RunStore,
+    reporter: RunReporter,
+    base: Mapping[str, str],
+    facts: HostFacts,
+    identity: dict[str, object],
+    device: int,
+    bank: Path,
+    link: VerifyLink,
+) -> RunManifest:
+    started_at = datetime.now(timezone.utc)
+    run_id, run_dir = store.create_run_directory(started_at)
+    with discarded_on_failure(run_dir):
+        work_dir = run_dir / "work"
+        work_dir.mkdir()
+        changes = {"TUNE_BANK_PATH": str(bank), "ASCEND_WORK_PATH": str(work_dir), "PYTHONUNBUFFERED": "1", **FORCED_CACHE}
+        if request.device is not None:
+            changes["ASCEND_DEVICE_ID"] = str(request.device)
+        changes = {name: value for name, value in changes.items() if base.get(name) != value}
+        env = {name: value for name, value in {**base, **changes}.items() if name not in REMOVED}
+        script = str(plan.script.resolve())
+        command = [plan.python, script, *plan.arguments] if plan.script.suffix == ".py" else [script, *plan.arguments]
+        manifest = RunManifest(
+            id=run_id,
+            kind="verify",
+            status=RunStatus.RUNNING,
+            **identity,
+            command=command,
+            arguments=plan.arguments,
+            working_directory=os.getcwd(),
+            mode=None,
+            device=device,
+            environment=changes,
+            environment_removed=[name for name in REMOVED if name in base],
+            bank=str(bank),
+            work_dir=str(work_dir),
+            timeout_s=request.timeout_s,
+            fingerprint=fingerprint_of(facts),
+            facts=facts,
+            verify=link,
+            supervisor_pid=os.getpid(),
+            started_at=started_at,
+            bank_before=take_inventory(bank),
+        )
+    return execute_recorded(store, manifest, env, reporter, request.grace_s, relay=False)
+
+
+def _stop_on_failure(manifest: RunManifest, store: RunStore) -> None:
+    where = f"run {manifest.id} ({manifest.verify.arm} {manifest.verify.repeat})" if manifest.verify else manifest.id
+    log = store.run_dir(manifest.id) / manifest.log
+    if manifest.status is RunStatus.INTERRUPTED:
+        raise Interrupted(f"{where} was interrupted ({manifest.stopped_by}); log: {log}")
+    if manifest.status is not RunStatus.SUCCEEDED:
+        how = manifest.script_signal or f"exit {manifest.script_exit_code}" if manifest.status is RunStatus.FAILED else "timeout"
+        raise RunFailed(f"{where} {manifest.status.value} ({how}); no verdict from a failed run; log: {log}")
+
+
+def _report(
+    request: VerifyRequest,
+    plan: _Plan,
+    verification: str,
+    manifests: list[RunManifest],
+    store: RunStore,
+    step_format: StepFormat | None,
+) -> VerifyReport:
+    logs = {m.id: (store.run_dir(m.id) / m.log).read_text(errors="replace") for m in manifests}
+    chosen = step_format or detect_format(list(logs.values()))
+    if chosen is None:
+        first = manifests[0]
+        raise RunFailed(
+            f"run {first.id}: no step times in any log (e.g. {store.run_dir(first.id) / first.log}); "
+            "give --step-pattern REGEX with one capture group, and --unit"
+        )
+    measured: dict[str, list[list[float]]] = {"baseline": [], "tuned": []}
+    runs = []
+    for manifest in manifests:
+        assert manifest.verify is not None
+        times = chosen.step_times_ms(logs[manifest.id])
+        drop = request.warmup if request.warmup is not None else default_warmup(len(times))
+        if len(times) <= drop:
+            log = store.run_dir(manifest.id) / manifest.log
+            raise RunFailed(
+                f"run {manifest.id}: {len(times)} step times ({chosen.name}) leave none after warm-up {drop}; log: {log}"
+            )
+        kept = times[drop:]
+        measured[manifest.verify.arm].append(kept)
+        runs.append(
+            RunSteps(
+                run=manifest.id,
+                arm=manifest.verify.arm,
+                repeat=manifest.verify.repeat,
+                steps_printed=len(times),
+                warmup_dropped=drop,
+                median_ms=sorted(kept)[(len(kept) - 1) // 2],
+            )
+        )
+    warmup = f"{request.warmup} (--warmup)" if request.warmup is not None else "up to 5, at most a quarter of each run's steps"
+    return VerifyReport(
+        verification=verification,
+        script=str(plan.script.resolve()),
+        arguments=plan.arguments,
+        bank=str(plan.bank),
+        tuning_run=plan.tuning_run,
+        repeats=request.repeats,
+        step_format=chosen.name,
+        warmup=warmup,
+        runs=runs,
+        comparison=compare(measured["baseline"], measured["tuned"], request.threshold_pct),
+    )
+
+
+def _inherited_device(base: Mapping[str, str]) -> int:
+    inherited = base.get("ASCEND_DEVICE_ID", "0").strip()
+    if not inherited.isdigit():
+        raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
+    return int(inherited)

@@ -1,0 +1,201 @@
+"""`aoe-runner verify` end to end on the simulator, whose step times depend on the bank it is given."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    bank = tmp_path / "bank" / "Ascend910B3" / "cube"
+    bank.mkdir(parents=True)
+    (bank / "MatMul.bin").write_bytes(b"tuned")
+    return Home(tmp_path)
+
+
+def verify(home: Home, *script_args: str, options: tuple[str, ...] = ()) -> tuple[int, dict | None, str]:
+    result = aoe_runner(home, "verify", str(SIMULATOR), "--bank", "bank", "--format", "json", *options, "--", *script_args)
+    report = json.loads(result.stdout) if result.stdout else None
+    return result.returncode, report, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("step_format", "named"),
+    [
+        ("mindspore-ms", "MindSpore `per step time: X ms`"),
+        ("mindspore-s", "MindSpore `per step time: X s`"),
+        ("tensorflow", "TensorFlow `global_step/sec: X`"),
+        ("common-ms", "`step time X ms`"),
+    ],
+)
+def test_a_faster_bank_is_faster_in_every_built_in_format(home: Home, step_format: str, named: str) -> None:
+    code, report, err = verify(home, "steps", "40", "--format", step_format, "--bank-factor", "0.8")
+
+    assert code == 0, err
+    assert report is not None
+    comparison = report["comparison"]
+    assert report["step_format"] == named
+    assert comparison["verdict"] == "faster"
+    assert 1.2 < comparison["ci_low"] <= comparison["speedup"] <= comparison["ci_high"] < 1.3
+    assert comparison["baseline"]["median_ms"] == pytest.approx(50, rel=0.02)
+    assert comparison["tuned"]["median_ms"] == pytest.approx(40, rel=0.02)
+    assert [(run["arm"], run["repeat"]) for run in report["runs"]] == [
+        ("baseline", 1), ("tuned", 1), ("baseline", 2), ("tuned", 2), ("baseline", 3), ("tuned", 3),
+    ]  # fmt: skip
+    assert all(run["warmup_dropped"] == 5 and run["steps_printed"] == 40 for run in report["runs"])
+
+
+def test_a_slower_bank_exits_1_so_ci_can_refuse_it(home: Home) -> None:
+    code, report, _ = verify(home, "steps", "40", "--bank-factor", "1.10")
+
+    assert code == 1
+    assert report is not None and report["comparison"]["verdict"] == "slower"
+    assert report["comparison"]["ci_high"] < 1
+    assert re.fullmatch(r"tuned is (9\.[5-9]|10\.[0-5])% slower, beyond the 2% threshold", report["comparison"]["explanation"])
+
+
+def test_slower_within_the_threshold_is_not_a_failure(home: Home) -> None:
+    code, report, _ = verify(home, "steps", "60", "--bank-factor", "1.01", "--noise", "0.001", options=("--threshold", "5%"))
+
+    assert code == 0
+    assert report is not None and report["comparison"]["verdict"] == "no significant change"
+    assert "within the 5% threshold" in report["comparison"]["explanation"]
+
+
+def test_no_difference_is_no_significant_change(home: Home) -> None:
+    code, report, _ = verify(home, "steps", "40", "--bank-factor", "1.0")
+
+    assert code == 0
+    assert report is not None
+    comparison = report["comparison"]
+    assert comparison["verdict"] == "no significant change"
+    assert comparison["ci_low"] < 1 < comparison["ci_high"]
+
+
+def test_one_slow_run_does_not_decide(home: Home) -> None:
+    """Same speed in both arms, but the third run (baseline, repeat 2) is 1.5x slower: pooling every step
+    would call tuned faster; blocking by run does not."""
+    counter = home.root / "counter"
+    code, report, _ = verify(home, "steps", "40", "--slow-run", "3", "--counter", str(counter))
+
+    assert code == 0
+    assert report is not None
+    comparison = report["comparison"]
+    assert comparison["baseline"]["run_medians_ms"][1] == pytest.approx(75, rel=0.02)
+    assert comparison["speedup"] == pytest.approx(1.0, abs=0.02)  # the median of run medians ignores the slow run
+    assert comparison["verdict"] == "no significant change"
+    assert comparison["ci_high"] > 1.3  # the interval shows how much that one run could matter
+
+
+def test_verify_takes_script_arguments_and_bank_from_a_tuning_run(home: Home) -> None:
+    code, _, err = tune(home, "steps", "40", "--bank-factor", "0.8", options=("--bank", "bank"))
+    assert code == 0, err
+    tuning = home.only_manifest()["id"]
+
+    result = aoe_runner(home, "verify", "--run", tuning, "--repeats", "2")
+    assert result.returncode == 0, result.stderr
+    assert f"bank of tuning run {tuning} {home.root / 'bank'}" in result.stdout
+    assert "verdict: faster" in result.stdout
+    runs = [m for m in home.manifests() if m["kind"] == "verify"]
+    assert len(runs) == 4
+    for manifest in runs:
+        assert manifest["verify"]["tuning_run"] == tuning
+        assert manifest["mode"] is None and manifest["preflight"] is None
+        assert manifest["environment"]["ACL_OP_COMPILER_CACHE_MODE"] == "force"
+        assert manifest["environment"]["OP_COMPILER_CACHE_MODE"] == "force"
+        assert "AOE_MODE" not in manifest["environment"]
+    tuned_banks = {m["bank"] for m in runs if m["verify"]["arm"] == "tuned"}
+    empty_banks = {m["bank"] for m in runs if m["verify"]["arm"] == "baseline"}
+    assert tuned_banks == {str(home.root / "bank")} and len(empty_banks) == 1
+    assert not any(Path(next(iter(empty_banks))).iterdir())
+    listing = aoe_runner(home, "runs", "list", "--json").stdout.splitlines()
+    assert sorted(json.loads(line)["mode"] for line in listing) == ["op"] + ["verify:baseline"] * 2 + ["verify:tuned"] * 2
+
+
+def test_aoe_mode_is_removed_from_both_arms(home: Home) -> None:
+    env = {**home.env, "AOE_MODE": "2"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aoe_runner",
+            "verify",
+            str(SIMULATOR),
+            "--bank",
+            "bank",
+            "--repeats",
+            "1",
+            "--",
+            "progress",
+            "--reports",
+            "1",
+        ],
+        env=env,
+        cwd=home.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    for manifest in home.manifests():
+        log = (home.root / "home" / "runs" / manifest["id"] / "log.txt").read_text()
+        assert "AOE_MODE=None" in log  # the simulator prints what it was given
+        assert manifest["environment_removed"] == ["AOE_MODE"]
+    assert result.returncode == 4  # and it prints no step times
+    assert "no step times in any log" in result.stderr
+
+
+def test_a_custom_pattern_and_unit(home: Home) -> None:
+    code, report, err = verify(
+        home,
+        "steps",
+        "40",
+        "--format",
+        "custom",
+        "--bank-factor",
+        "0.5",
+        options=("--step-pattern", r"took ([\d.]+)msec", "--unit", "ms"),
+    )
+    assert code == 0, err
+    assert report is not None and report["step_format"] == r"--step-pattern took ([\d.]+)msec"
+    assert report["comparison"]["speedup"] == pytest.approx(2.0, rel=0.03)
+
+
+def test_a_crashing_run_is_a_clear_error_naming_the_run_and_its_log(home: Home) -> None:
+    code, report, err = verify(home, "exit", "3")
+
+    assert code == 4 and report is None
+    (manifest,) = home.manifests()  # it stopped at the first failure
+    log = home.root / "home" / "runs" / manifest["id"] / "log.txt"
+    assert err.strip().endswith(
+        f"error: run {manifest['id']} (baseline 1) failed (exit 3); no verdict from a failed run; log: {log}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["verify", "x.py"], "verify needs SCRIPT and --bank PATH, or --run RUN"),
+        (["verify", "x.py", "--run", "r", "--bank", "b"], "--run takes the script"),
+        (["verify", "x.py", "--bank", ".", "--format", "csv"], "--format: 'csv' is not one of table, markdown, json"),
+        (["verify", "x.py", "--bank", ".", "--step-pattern", "(a)(b)"], "must have exactly one capture group (it has 2)"),
+        (["verify", "x.py", "--bank", ".", "--step-pattern", "(a", "--unit", "ms"], "is not a regular expression"),
+        (
+            ["verify", "x.py", "--bank", ".", "--step-pattern", "(a)", "--unit", "fortnights"],
+            "--unit: 'fortnights' is not one of",
+        ),
+        (["verify", "x.py", "--bank", ".", "--repeats", "0"], "--repeats"),
+    ],
+)
+def test_bad_verify_options_are_usage_errors(cli, tmp_path: Path, monkeypatch, argv: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.py").write_text("")
+    result = cli(*argv)
+    assert result.code == 2 and message in result.err and result.err.count("\n") == 1
