@@ -1,10 +1,11 @@
-"""One command for the report benchmarks: `python bench/run.py` (add --quick for a smaller corpus).
+"""One command for every benchmark: `python bench/run.py` (add --quick for a smaller report corpus).
 
 In the same run, interleaved round by round, it times `aoe-runner report CORPUS --format json` against
 two baselines — a bare loop that reads and `json.loads` every file, and `jq` extracting the same
 operator records — and reports ratios (baseline time / aoe-runner time: above 1 means aoe-runner is
 faster). It also records peak RSS summed over aoe-runner's whole process tree (workers included),
-and start-up times against `python -c pass`. Results go to stdout and to docs/benchmarks.md.
+and start-up times against `python -c pass`; then the tune, run-history and verify benchmarks
+(bench/tune_bench.py, bench/verify_bench.py). Results go to stdout and to docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import tune_bench  # noqa: E402
+import verify_bench  # noqa: E402
 from generate_corpus import write_corpus  # noqa: E402
 
 BARE_LOOP = (
@@ -33,6 +35,7 @@ BARE_LOOP = (
     "for p in sorted(pathlib.Path(sys.argv[1]).glob('aoe_result_*.json')):\n"
     "    json.loads(p.read_bytes())\n"
 )
+VERIFY_ROUNDS = 2  # each round is two minutes of real runs
 JQ_FILTER = ".[] | .[] | .OPAT? // empty | .repo_modified_operators[] | {op_name, op_type, perf: .tune_performance}"
 
 
@@ -126,9 +129,12 @@ def main() -> None:
         )
     print("tune and run-history benchmarks", flush=True)
     tune_figures = tune_bench.measure(args.rounds, timed)
+    print("verify benchmarks", flush=True)
+    verify_figures = verify_bench.measure(VERIFY_ROUNDS)
     text = render(corpus, files, size, medians, peak_rss, small_rss, startup, args.rounds)
     text += "\n" + tune_bench.render(tune_figures, args.rounds)
-    text += targets(medians, peak_rss, startup, tune_bench.target_rows(tune_figures))
+    text += "\n" + verify_bench.render(verify_figures)
+    text += targets(medians, peak_rss, startup, tune_bench.target_rows(tune_figures) + verify_bench.target_rows(verify_figures))
     print(text)
     if not args.no_write:
         (ROOT / "docs" / "benchmarks.md").write_text(text, encoding="utf-8")

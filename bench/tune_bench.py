@@ -27,6 +27,7 @@ SIMULATOR = ROOT / "tests" / "simulator" / "train.py"
 LOG_BYTES = 200_000_000
 SLEEP_S = 30
 RUNS = 10_000
+TUNE = [sys.executable, "-m", "aoe_runner", "tune", str(SIMULATOR), "--mode", "op", "--force", "--"]
 
 
 @dataclass
@@ -51,15 +52,7 @@ def measure(rounds: int, timed) -> TuneFigures:  # type: ignore[no-untyped-def]
         env = _env(Path(scratch))
         tune_times, tee_times = [], []
         tune = [
-            sys.executable,
-            "-m",
-            "aoe_runner",
-            "tune",
-            str(SIMULATOR),
-            "--mode",
-            "op",
-            "--force",
-            "--",
+            *TUNE,
             "flood",
             str(LOG_BYTES),
         ]
@@ -88,7 +81,7 @@ def _env(scratch: Path) -> dict[str, str]:
 
 def _supervision_cost(env: dict[str, str]) -> tuple[float, float, float]:
     """CPU % of one core used by aoe-runner itself, and by the sleeping script, over the middle of its sleep."""
-    command = [sys.executable, "-m", "aoe_runner", "tune", str(SIMULATOR), "--mode", "op", "--force", "--", "sleep", str(SLEEP_S)]
+    command = [*TUNE, "sleep", str(SLEEP_S)]
     supervisor = psutil.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while not supervisor.children():
         time.sleep(0.05)
@@ -112,15 +105,7 @@ def _runs_list(scratch: Path) -> tuple[float, float, float, float]:
     env = _env(scratch)
     subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "aoe_runner",
-            "tune",
-            str(SIMULATOR),
-            "--mode",
-            "op",
-            "--force",
-            "--",
+            *TUNE,
             "progress",
             "--interval",
             "0",

@@ -58,12 +58,7 @@ class TuneRequest:
             raise InputError(self.python, "--python: no such interpreter, or it is not executable")
 
     def device_id(self, base: Mapping[str, str]) -> int:
-        if self.device is not None:
-            return self.device
-        inherited = base.get("ASCEND_DEVICE_ID", "0").strip()
-        if not inherited.isdigit():
-            raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
-        return int(inherited)
+        return device_id(self.device, base)
 
     def environment_changes(self, base: Mapping[str, str], work_dir: Path) -> dict[str, str]:
         """Every variable the script gets that differs from aoe-runner's own environment."""
@@ -81,6 +76,16 @@ class TuneRequest:
         if self.device is not None:
             wanted["ASCEND_DEVICE_ID"] = str(self.device)
         return {name: value for name, value in wanted.items() if base.get(name) != value}
+
+
+def device_id(explicit: int | None, base: Mapping[str, str]) -> int:
+    """--device, else the inherited ASCEND_DEVICE_ID, else 0: the device whose lock a run takes."""
+    if explicit is not None:
+        return explicit
+    inherited = base.get("ASCEND_DEVICE_ID", "0").strip()
+    if not inherited.isdigit():
+        raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
+    return int(inherited)
 
 
 def parse_duration(text: str, option: str) -> float:

@@ -26,6 +26,7 @@ from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import RunManifest, RunStatus, VerifyLink
 from aoe_runner.runs.store import RunStore
 from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
+from aoe_runner.tune.request import device_id
 from aoe_runner.verify.stats import Comparison, compare
 from aoe_runner.verify.steps import StepFormat, custom_format, default_warmup, detect_format
 
@@ -100,7 +101,7 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
         raise UsageError("--unit needs --step-pattern (the built-in formats know their units)")
     store.ensure_writable()
     base = dict(os.environ)
-    device = request.device if request.device is not None else _inherited_device(base)
+    device = device_id(request.device, base)
     verification = f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
     directory = store.home / "verifications" / verification
     empty_bank = directory / "empty-bank"
@@ -259,10 +260,3 @@ def _report(
         runs=runs,
         comparison=compare(measured["baseline"], measured["tuned"], request.threshold_pct),
     )
-
-
-def _inherited_device(base: Mapping[str, str]) -> int:
-    inherited = base.get("ASCEND_DEVICE_ID", "0").strip()
-    if not inherited.isdigit():
-        raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
-    return int(inherited)

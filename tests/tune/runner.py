@@ -47,11 +47,15 @@ def aoe_runner(home: Home, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def start_tune(home: Home, *script_args: str, options: tuple[str, ...] = ()) -> subprocess.Popen[str]:
-    """`aoe-runner tune SIMULATOR --mode op --force --grace 0.5s OPTIONS -- SCRIPT_ARGS`, running."""
+def tune_command(*script_args: str, options: tuple[str, ...] = ()) -> list[str]:
+    """`aoe-runner tune SIMULATOR --mode op --force --grace 0.5s OPTIONS -- SCRIPT_ARGS`."""
     command = [sys.executable, "-m", "aoe_runner", "tune", str(SIMULATOR), "--mode", "op", "--force", "--grace", "0.5s"]
+    return [*command, *options, "--", *script_args]
+
+
+def start_tune(home: Home, *script_args: str, options: tuple[str, ...] = ()) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [*command, *options, "--", *script_args],
+        tune_command(*script_args, options=options),
         env=home.env,
         cwd=home.root,
         stdout=subprocess.PIPE,

@@ -14,7 +14,6 @@ import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,7 +21,17 @@ import jsonschema
 import pytest
 
 from tests.conftest import ROOT
-from tests.tune.runner import SIMULATOR, Home, aoe_runner, pids_in, start_tune, tune, wait_for_output, wait_until_gone
+from tests.tune.runner import (
+    SIMULATOR,
+    Home,
+    aoe_runner,
+    pids_in,
+    start_tune,
+    tune,
+    tune_command,
+    wait_for_output,
+    wait_until_gone,
+)
 
 
 @pytest.fixture
@@ -205,20 +214,7 @@ def test_an_unwritable_home_is_a_clear_error_before_anything_is_launched(home: H
     pid_file = tmp_path / "pids"
     env = {**home.env, "AOE_RUNNER_HOME": str(blocker / "home")}
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "aoe_runner",
-            "tune",
-            str(SIMULATOR),
-            "--mode",
-            "op",
-            "--force",
-            "--",
-            "hang",
-            "--pid-file",
-            str(pid_file),
-        ],
+        tune_command("hang", "--pid-file", str(pid_file)),
         env=env,
         cwd=tmp_path,
         capture_output=True,
@@ -269,9 +265,8 @@ def test_a_bank_being_tuned_is_not_restored(home: Home) -> None:
 
 def test_on_a_terminal_progress_is_a_status_line_cleared_before_the_scripts_output(home: Home) -> None:
     controller, terminal = pty.openpty()
-    command = [sys.executable, "-m", "aoe_runner", "tune", str(SIMULATOR), "--mode", "op", "--force", "--"]
     process = subprocess.Popen(
-        [*command, "progress", "--reports", "3", "--interval", "1.2"],
+        tune_command("progress", "--reports", "3", "--interval", "1.2"),
         env=home.env,
         cwd=home.root,
         stdout=subprocess.PIPE,
