@@ -209,9 +209,13 @@ class RunStore:
                     continue  # a broken record stays on disk for a human to look at
 
     def _settle(self, row: RunRow) -> RunRow:
+        """A row indexed as running, checked against its supervisor and its manifest."""
         if self._supervisor_alive(row.id):
             return row
         manifest = self._settled_manifest(row.id)
+        if manifest.status.ended and manifest.status is not RunStatus.ABANDONED:
+            with self._connect() as db:  # the end was written but not indexed before a crash
+                _upsert(db, manifest)
         return _row(_values(manifest))
 
     def _settled_manifest(self, run_id: str) -> RunManifest:
@@ -220,9 +224,6 @@ class RunStore:
         if manifest.status is RunStatus.RUNNING and not self._supervisor_alive(run_id):
             manifest.status = RunStatus.ABANDONED
             self.save(manifest)
-        elif manifest.status.ended:
-            with self._connect() as db:  # the end was written but not indexed before a crash
-                _upsert(db, manifest)
         return manifest
 
     def _supervisor_alive(self, run_id: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
+import statistics
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -244,7 +245,7 @@ def _report(
                 repeat=manifest.verify.repeat,
                 steps_printed=len(times),
                 warmup_dropped=drop,
-                median_ms=sorted(kept)[(len(kept) - 1) // 2],
+                median_ms=statistics.median(kept),
             )
         )
     warmup = f"{request.warmup} (--warmup)" if request.warmup is not None else "up to 5, at most a quarter of each run's steps"

@@ -80,7 +80,7 @@ def compare(
 
 
 def summarise(arm: str, sorted_runs: Sequence[Sequence[float]]) -> ArmSummary:
-    medians = [_lower_median(run) for run in sorted_runs]
+    medians = [statistics.median(run) for run in sorted_runs]
     every = sorted(value for run in sorted_runs for value in run)
     return ArmSummary(
         arm=arm,
@@ -122,10 +122,6 @@ def _verdict(speedup: float, low: float, high: float, threshold_pct: float) -> t
     if high < 1:
         return Verdict.NO_CHANGE, f"tuned is {slowdown_pct:.1f}% slower, within the {threshold_pct:g}% threshold"
     return Verdict.NO_CHANGE, f"the {level} interval of the speed-up includes 1"
-
-
-def _lower_median(sorted_run: Sequence[float]) -> float:
-    return sorted_run[(len(sorted_run) - 1) // 2] if len(sorted_run) % 2 else statistics.median(sorted_run)
 
 
 def _quantile(sorted_values: Sequence[float], q: float) -> float:
