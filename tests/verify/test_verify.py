@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -199,3 +201,19 @@ def test_bad_verify_options_are_usage_errors(cli, tmp_path: Path, monkeypatch, a
     (tmp_path / "x.py").write_text("")
     result = cli(*argv)
     assert result.code == 2 and message in result.err and result.err.count("\n") == 1
+
+
+def test_ctrl_c_stops_verify_with_130_naming_the_interrupted_run(home: Home) -> None:
+    command = [sys.executable, "-m", "aoe_runner", "verify", str(SIMULATOR), "--bank", "bank", "--grace", "0.5s", "--", "hang"]
+    process = subprocess.Popen(command, env=home.env, cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not any(path.stat().st_size for path in (home.root / "home" / "runs").glob("*/log.txt")):
+        assert time.monotonic() < deadline, "the first verify run never printed 'ready'"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+
+    assert process.returncode == 130
+    (manifest,) = home.manifests()
+    assert (manifest["status"], manifest["verify"]["arm"]) == ("interrupted", "baseline")
+    assert f"error: run {manifest['id']} (baseline 1) was interrupted (SIGINT); log: " in err
