@@ -205,7 +205,10 @@ def verify(
     arguments: Annotated[
         list[str] | None, typer.Argument(metavar="[-- ARGS...]", help="Arguments for the script, after --.", show_default=False)
     ] = None,
-    bank: Annotated[Path | None, typer.Option("--bank", metavar="PATH", help="The tuned knowledge bank.")] = None,
+    bank: Annotated[
+        Path | None,
+        typer.Option("--bank", metavar="PATH", help="The tuned bank (TUNE_BANK_PATH) [default with --run: the run's]."),
+    ] = None,
     run: Annotated[
         str | None, typer.Option("--run", metavar="RUN", help="Take the script, its arguments and the bank from a tuning run.")
     ] = None,

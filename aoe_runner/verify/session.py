@@ -133,21 +133,37 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
 
 def _plan(request: VerifyRequest, store: RunStore) -> _Plan:
     if request.run is not None:
-        if request.script is not None or request.bank is not None:
-            raise UsageError("--run takes the script, its arguments and the bank from the run: give no SCRIPT or --bank")
-        tuning = store.resolve(request.run)
-        if tuning.kind != "tune":
-            raise InputError(request.run, "is a verify run, not a tuning run")
-        python = tuning.command[0] if tuning.script.endswith(".py") else request.python
-        return _Plan(Path(tuning.script), list(tuning.arguments), Path(tuning.bank), tuning.id, python)
+        return _plan_from_run(request, store)
     if request.script is None or request.bank is None:
         raise UsageError("verify needs SCRIPT and --bank PATH, or --run RUN")
-    bank = resolve_against(str(request.bank), os.getcwd())
-    if not bank.is_dir():
-        raise InputError(str(request.bank), "no such bank directory")
     if not request.script.is_file():
         raise InputError(str(request.script), "no such training script")
-    return _Plan(request.script, request.arguments, bank, None, request.python)
+    return _Plan(request.script, request.arguments, _bank(request.bank, os.getcwd()), None, request.python)
+
+
+def _plan_from_run(request: VerifyRequest, store: RunStore) -> _Plan:
+    """Script, arguments and interpreter from the tuning run; the bank too, unless --bank names it."""
+    if request.script is not None:
+        raise UsageError("--run takes the script and its arguments from the run: give no SCRIPT")
+    tuning = store.resolve(request.run or "")
+    if tuning.kind != "tune":
+        raise InputError(tuning.id, "is a verify run, not a tuning run")
+    given = tuning.facts.environment.get("TUNE_BANK_PATH")
+    if request.bank is not None:
+        bank = _bank(request.bank, os.getcwd())
+    elif given:
+        bank = _bank(Path(given), tuning.working_directory)
+    else:
+        raise InputError(tuning.id, "tuned into AOE's default bank (no TUNE_BANK_PATH): pass --bank with the directory to use")
+    python = tuning.command[0] if tuning.script.endswith(".py") else request.python
+    return _Plan(Path(tuning.script), list(tuning.arguments), bank, tuning.id, python)
+
+
+def _bank(path: Path, cwd: str) -> Path:
+    bank = resolve_against(str(path), cwd)
+    if not bank.is_dir():
+        raise InputError(str(path), "no such bank directory")
+    return bank
 
 
 def _one_run(

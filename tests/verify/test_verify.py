@@ -185,7 +185,7 @@ def test_a_crashing_run_is_a_clear_error_naming_the_run_and_its_log(home: Home) 
     ("argv", "message"),
     [
         (["verify", "x.py"], "verify needs SCRIPT and --bank PATH, or --run RUN"),
-        (["verify", "x.py", "--run", "r", "--bank", "b"], "--run takes the script"),
+        (["verify", "x.py", "--run", "r"], "--run takes the script and its arguments from the run: give no SCRIPT"),
         (["verify", "x.py", "--bank", ".", "--format", "csv"], "--format: 'csv' is not one of table, markdown, json"),
         (["verify", "x.py", "--bank", ".", "--step-pattern", "(a)(b)"], "must have exactly one capture group (it has 2)"),
         (["verify", "x.py", "--bank", ".", "--step-pattern", "(a", "--unit", "ms"], "is not a regular expression"),
@@ -217,3 +217,16 @@ def test_ctrl_c_stops_verify_with_130_naming_the_interrupted_run(home: Home) -> 
     (manifest,) = home.manifests()
     assert (manifest["status"], manifest["verify"]["arm"]) == ("interrupted", "baseline")
     assert f"error: run {manifest['id']} (baseline 1) was interrupted (SIGINT); log: " in err
+
+
+def test_a_tuning_run_into_the_default_bank_needs_bank_to_verify(home: Home) -> None:
+    assert tune(home, "exit", "0")[0] == 0  # no --bank: AOE's default location
+    tuning = home.only_manifest()["id"]
+    refused = aoe_runner(home, "verify", "--run", tuning)
+    assert refused.returncode == 4
+    assert (
+        refused.stderr
+        == f"error: {tuning}: tuned into AOE's default bank (no TUNE_BANK_PATH): pass --bank with the directory to use\n"
+    )
+    given = aoe_runner(home, "verify", "--run", tuning, "--bank", "bank", "--repeats", "1")
+    assert given.returncode == 4 and "no step times in any log" in given.stderr  # it ran, with the bank given
