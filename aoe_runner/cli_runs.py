@@ -22,7 +22,7 @@ app.add_typer(bank_app)
 def tune(
     script: Annotated[Path, typer.Argument(metavar="SCRIPT", help="The training script (.py, or any executable).")],
     arguments: Annotated[
-        list[str] | None, typer.Argument(metavar="[-- ARGS...]", help="Arguments for the script, after --.", show_default=False)
+        list[str] | None, typer.Argument(metavar="ARGS", help="Arguments for the script, after --.", show_default=False)
     ] = None,
     mode: Annotated[
         str | None, typer.Option("--mode", metavar="MODE", help="op or subgraph (or 2, 1, opat, sgat); required.")
@@ -200,10 +200,10 @@ def _status(text: str | None):  # type: ignore[no-untyped-def]
 @app.command(context_settings={"allow_interspersed_args": True})
 def verify(
     script: Annotated[
-        Path | None, typer.Argument(metavar="[SCRIPT]", help="The training script (not with --run).", show_default=False)
+        Path | None, typer.Argument(metavar="SCRIPT", help="The training script (not with --run).", show_default=False)
     ] = None,
     arguments: Annotated[
-        list[str] | None, typer.Argument(metavar="[-- ARGS...]", help="Arguments for the script, after --.", show_default=False)
+        list[str] | None, typer.Argument(metavar="ARGS", help="Arguments for the script, after --.", show_default=False)
     ] = None,
     bank: Annotated[
         Path | None,
