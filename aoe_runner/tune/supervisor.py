@@ -117,18 +117,13 @@ class Supervisor:
         if pidfd is not None:
             selector.register(pidfd, selectors.EVENT_READ, "exit")
         pipes = {process.stdout, process.stderr}
-        group = process.pid
         start = time.monotonic()
-        deadline = start + self.timeout_s if self.timeout_s else None
-        kill_at: float | None = None
+        stopper = _Stopper(process.pid, self.grace_s, start + self.timeout_s if self.timeout_s else None)
         drain_until: float | None = None
         next_tick = start + self.tick_s
-        stopped_by: str | None = None
         try:
             while pipes or process.returncode is None:
-                now = time.monotonic()
-                moments = [next_tick, deadline, kill_at, drain_until]
-                wait = max(0.0, min(m for m in moments if m is not None) - now)
+                wait = max(0.0, min(m for m in (next_tick, drain_until, *stopper.moments()) if m is not None) - time.monotonic())
                 if pidfd is None and process.returncode is None:
                     wait = min(wait, 0.2)
                 for key, _ in selector.select(wait):
@@ -141,29 +136,11 @@ class Supervisor:
                         pipes.discard(key.fileobj)  # type: ignore[arg-type]
                 now = time.monotonic()
                 for signum in self._take_signals():
-                    if stopped_by is None:
-                        stopped_by = signal.Signals(signum).name
-                        _signal_group(group, signum)
-                        kill_at = now + self.grace_s
-                    else:  # a second signal: no more waiting
-                        kill_at = now
-                if deadline is not None and now >= deadline:
-                    deadline = None
-                    if process.returncode is None and stopped_by is None:
-                        stopped_by = "timeout"
-                        _signal_group(group, signal.SIGTERM)
-                        kill_at = now + self.grace_s
+                    stopper.on_signal(signum, now)
                 if process.returncode is None and process.poll() is not None:
-                    deadline = None
-                    if _group_alive(group) and kill_at is None:  # the script left something running
-                        _signal_group(group, signal.SIGTERM)
-                        kill_at = now + self.grace_s
-                    elif not _group_alive(group):
-                        kill_at = None
-                if kill_at is not None and now >= kill_at:
-                    _signal_group(group, signal.SIGKILL)
-                    kill_at = None
-                if process.returncode is not None and kill_at is None and pipes and drain_until is None:
+                    stopper.on_script_exit(now)
+                stopper.on_time(now, running=process.returncode is None)
+                if process.returncode is not None and stopper.kill_at is None and pipes and drain_until is None:
                     drain_until = now + PIPE_DRAIN_S
                 if drain_until is not None and now >= drain_until:
                     break  # a process outside the group still holds the pipes: stop reading them
@@ -177,9 +154,9 @@ class Supervisor:
             for pipe in (process.stdout, process.stderr):
                 pipe.close()
             if process.returncode is None:  # only an exception from a callback gets here
-                _signal_group(group, signal.SIGKILL)
+                _signal_group(process.pid, signal.SIGKILL)
                 process.wait()
-        return Outcome(pid=process.pid, returncode=process.returncode, stopped_by=stopped_by, relay_errors=self._relay_errors)
+        return Outcome(process.pid, process.returncode, stopper.stopped_by, self._relay_errors)
 
     def _relay(self, pipe: object, target_fd: int | None) -> bool:
         """Copy what the pipe has to the terminal and the log; False at end of file."""
@@ -209,6 +186,48 @@ class Supervisor:
     def _take_signals(self) -> list[int]:
         taken, self._pending_signals[:] = list(self._pending_signals), []
         return taken
+
+
+@dataclass
+class _Stopper:
+    """When and how to stop the script's process group: a signal or SIGTERM first, SIGKILL after the grace period."""
+
+    group: int
+    grace_s: float
+    deadline: float | None  # the --timeout
+    stopped_by: str | None = None
+    kill_at: float | None = None
+
+    def moments(self) -> tuple[float | None, float | None]:
+        return self.deadline, self.kill_at
+
+    def on_signal(self, signum: int, now: float) -> None:
+        if self.stopped_by is None:
+            self.stopped_by = signal.Signals(signum).name
+            self._stop(signum, now)
+        else:  # a second signal: no more waiting
+            self.kill_at = now
+
+    def on_script_exit(self, now: float) -> None:
+        self.deadline = None
+        if not _group_alive(self.group):
+            self.kill_at = None
+        elif self.kill_at is None:  # the script left something running in its group
+            self._stop(signal.SIGTERM, now)
+
+    def on_time(self, now: float, running: bool) -> None:
+        if self.deadline is not None and now >= self.deadline:
+            self.deadline = None
+            if running and self.stopped_by is None:
+                self.stopped_by = "timeout"
+                self._stop(signal.SIGTERM, now)
+        if self.kill_at is not None and now >= self.kill_at:
+            _signal_group(self.group, signal.SIGKILL)
+            self.kill_at = None
+
+    def _stop(self, signum: int, now: float) -> None:
+        _signal_group(self.group, signum)
+        self.kill_at = now + self.grace_s
 
 
 def _drain(fd: int) -> None:
