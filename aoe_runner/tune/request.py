@@ -42,20 +42,10 @@ class TuneRequest:
             raise UsageError(f"--device: {self.device} is not a device id (0, 1, ...)")
 
     def command(self) -> list[str]:
-        """A `.py` script runs under --python; anything else is executed directly. No shell either way."""
-        script = str(self.script.resolve())
-        if self.script.suffix == ".py":
-            return [self.python, script, *self.arguments]
-        return [script, *self.arguments]
+        return script_command(self.script, self.python, self.arguments)
 
     def check_script(self) -> None:
-        """Everything that would stop the script from starting, found before anything is created."""
-        if not self.script.is_file():
-            raise InputError(str(self.script), "no such training script")
-        if self.script.suffix != ".py" and not os.access(self.script, os.X_OK):
-            raise InputError(str(self.script), "not executable (chmod +x it, or give a .py script)")
-        if self.script.suffix == ".py" and shutil.which(self.python) is None:
-            raise InputError(self.python, "--python: no such interpreter, or it is not executable")
+        check_script(self.script, self.python)
 
     def device_id(self, base: Mapping[str, str]) -> int:
         return device_id(self.device, base)
@@ -76,6 +66,22 @@ class TuneRequest:
         if self.device is not None:
             wanted["ASCEND_DEVICE_ID"] = str(self.device)
         return {name: value for name, value in wanted.items() if base.get(name) != value}
+
+
+def script_command(script: Path, python: str, arguments: list[str]) -> list[str]:
+    """A `.py` script runs under the interpreter; anything else is executed directly. No shell either way."""
+    path = str(script.resolve())
+    return [python, path, *arguments] if script.suffix == ".py" else [path, *arguments]
+
+
+def check_script(script: Path, python: str) -> None:
+    """Everything that would stop the script from starting, found before anything is created."""
+    if not script.is_file():
+        raise InputError(str(script), "no such training script")
+    if script.suffix != ".py" and not os.access(script, os.X_OK):
+        raise InputError(str(script), "not executable (chmod +x it, or give a .py script)")
+    if script.suffix == ".py" and shutil.which(python) is None:
+        raise InputError(python, "--python: no such interpreter, or it is not executable")
 
 
 def device_id(explicit: int | None, base: Mapping[str, str]) -> int:

@@ -27,7 +27,7 @@ from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import RunManifest, RunStatus, VerifyLink
 from aoe_runner.runs.store import RunStore
 from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
-from aoe_runner.tune.request import device_id
+from aoe_runner.tune.request import check_script, device_id, script_command
 from aoe_runner.verify.stats import Comparison, compare
 from aoe_runner.verify.steps import StepFormat, custom_format, default_warmup, detect_format
 
@@ -136,8 +136,7 @@ def _plan(request: VerifyRequest, store: RunStore) -> _Plan:
         return _plan_from_run(request, store)
     if request.script is None or request.bank is None:
         raise UsageError("verify needs SCRIPT and --bank PATH, or --run RUN")
-    if not request.script.is_file():
-        raise InputError(str(request.script), "no such training script")
+    check_script(request.script, request.python)
     return _Plan(request.script, request.arguments, _bank(request.bank, os.getcwd()), None, request.python)
 
 
@@ -156,6 +155,7 @@ def _plan_from_run(request: VerifyRequest, store: RunStore) -> _Plan:
     else:
         raise InputError(tuning.id, "tuned into AOE's default bank (no TUNE_BANK_PATH): pass --bank with the directory to use")
     python = tuning.command[0] if tuning.script.endswith(".py") else request.python
+    check_script(Path(tuning.script), python)
     return _Plan(Path(tuning.script), list(tuning.arguments), bank, tuning.id, python)
 
 
@@ -188,8 +188,7 @@ def _one_run(
             changes["ASCEND_DEVICE_ID"] = str(request.device)
         changes = {name: value for name, value in changes.items() if base.get(name) != value}
         env = {name: value for name, value in {**base, **changes}.items() if name not in REMOVED}
-        script = str(plan.script.resolve())
-        command = [plan.python, script, *plan.arguments] if plan.script.suffix == ".py" else [script, *plan.arguments]
+        command = script_command(plan.script, plan.python, plan.arguments)
         manifest = RunManifest(
             id=run_id,
             kind="verify",

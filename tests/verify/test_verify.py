@@ -230,3 +230,12 @@ def test_a_tuning_run_into_the_default_bank_needs_bank_to_verify(home: Home) -> 
     )
     given = aoe_runner(home, "verify", "--run", tuning, "--bank", "bank", "--repeats", "1")
     assert given.returncode == 4 and "no step times in any log" in given.stderr  # it ran, with the bank given
+
+
+def test_a_missing_interpreter_is_bad_input_before_any_run(home: Home) -> None:
+    result = aoe_runner(home, "verify", str(SIMULATOR), "--bank", "bank", "--python", "/no/python3", "--", "steps", "10")
+    assert (result.returncode, result.stderr) == (
+        4,
+        "error: /no/python3: --python: no such interpreter, or it is not executable\n",
+    )
+    assert home.manifests() == []
