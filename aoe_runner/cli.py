@@ -195,7 +195,7 @@ def _run_paths(references: list[str]) -> list[str]:
     from aoe_runner.runs.sources import run_result_paths
     from aoe_runner.runs.store import RunStore
 
-    store = RunStore(runner_home())
+    store = RunStore(runner_home(), warn=terminal.warning)
     return [path for reference in references for path in run_result_paths(store, store.resolve(reference))]
 
 
@@ -205,7 +205,7 @@ def _diff_sides(sides: list[str], allow_env_drift: bool) -> tuple[list[str], lis
     from aoe_runner.runs.sources import check_comparable, resolve_side, run_result_paths
     from aoe_runner.runs.store import RunStore
 
-    store = RunStore(runner_home())
+    store = RunStore(runner_home(), warn=terminal.warning)
     if not sides:
         old_run, new_run = store.latest_comparable_pair()
         terminal.info(f"comparing run {old_run.id} (old) with run {new_run.id} (new)")

@@ -32,6 +32,12 @@ class UsageError(AoeRunnerError):
     exit_code = ExitCode.USAGE
 
 
+class Interrupted(AoeRunnerError):
+    """Ctrl-C, SIGTERM or SIGHUP stopped the command; what it says was or was not recorded."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+
 class EnvironmentDrift(AoeRunnerError):
     exit_code = ExitCode.ENV_DRIFT
 

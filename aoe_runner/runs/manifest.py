@@ -179,6 +179,17 @@ class RunManifest(BaseModel):
     bank_after: BankInventory | None = None
     bank_changes: BankChanges | None = None
     log: str = LOG_NAME
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What went wrong around the script without stopping it: unreadable result files, a terminal that "
+        "stopped reading, a full disk.",
+    )
+    leftover_processes: list[str] = Field(
+        default_factory=list, description="Processes that outlived the script and were stopped by aoe-runner."
+    )
+    late_signal: str | None = Field(
+        None, description="A signal that arrived after the script ended, while the run was being recorded."
+    )
 
     @property
     def mode_label(self) -> str:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import shlex
 import shutil
 import signal
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from aoe_runner.errors import ExitCode
+from aoe_runner.errors import AoeRunnerError, ExitCode
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.report import PreflightReport
 from aoe_runner.proc import run_bounded
@@ -23,8 +23,10 @@ from aoe_runner.runs.bank import changes_between, sha256_of, take_inventory
 from aoe_runner.runs.manifest import LOG_NAME, Fingerprint, MarkerSeen, Progress, RecordedResult, RunManifest, RunStatus
 from aoe_runner.runs.store import RunStore
 from aoe_runner.tune.markers import MarkerScanner
+from aoe_runner.tune.relay import TerminalOutput
+from aoe_runner.tune.signals import signals_deferred
 from aoe_runner.tune.supervisor import Outcome, Streams, Supervisor
-from aoe_runner.tune.watch import ResultWatcher, WatchedFile
+from aoe_runner.tune.watch import BackgroundWatcher, ResultWatcher, WatchedFile
 
 RESULTS_COPY = "results"
 GIT_TIMEOUT_S = 2.0
@@ -46,21 +48,30 @@ def execute_recorded(
     env: Mapping[str, str],
     reporter: RunReporter,
     grace_s: float,
-    relay: bool = True,
+    terminal: TerminalOutput | None = None,
+    inherit_fds: Sequence[int] = (),
 ) -> RunManifest:
     """Run manifest.command to its end and record it; the device lock, if any, is the caller's.
 
-    relay=False keeps the script's output in the log only, and says nothing about the start.
+    terminal: where the script's output is relayed; None keeps it in the log only, and says nothing about the start.
+    inherit_fds (the device lock) are passed to the script, so they stay open while any process of it lives.
+    Once the script has started, its outcome is recorded whatever happens: a signal while recording is noted
+    in `late_signal`, and a full or read-only disk gives a smaller record and warnings, never a lost outcome.
     """
     run_dir = store.run_dir(manifest.id)
-    with store.supervising(manifest.id):
-        store.save(manifest)
-        if relay:
+    with store.supervising(manifest.id), signals_deferred() as noted:
+        store.save_start(manifest)
+        if terminal is not None:
             reporter.notice(f"run {manifest.id}: {shlex.join(manifest.command)}")
             reporter.notice(f"recording to {run_dir}")
-        outcome = _supervise(manifest, env, run_dir, reporter, grace_s, relay)
+        outcome = _supervise(manifest, env, run_dir, reporter, grace_s, terminal, inherit_fds, noted)
         _record_end(manifest, outcome)
-        store.save(manifest)
+        _record_bank(manifest)
+        manifest.late_signal = outcome.late_signal or (noted[0] if noted else None)
+        for problem in store.save_end(manifest):
+            manifest.warnings.append(problem)
+            reporter.notice(f"warning: {problem}")
+        manifest.late_signal = manifest.late_signal or (noted[0] if noted else None)
     return manifest
 
 
@@ -97,10 +108,19 @@ def script_identity(script: Path) -> dict[str, object]:
 
 
 def _supervise(
-    manifest: RunManifest, env: Mapping[str, str], run_dir: Path, reporter: RunReporter, grace_s: float, relay: bool
+    manifest: RunManifest,
+    env: Mapping[str, str],
+    run_dir: Path,
+    reporter: RunReporter,
+    grace_s: float,
+    terminal: TerminalOutput | None,
+    inherit_fds: Sequence[int],
+    early_signals: list[str],
 ) -> Outcome:
     watcher = ResultWatcher(Path(manifest.work_dir))
+    background = BackgroundWatcher(watcher)
     scanner = MarkerScanner()
+    shown: set[str] = set()
 
     def on_output(data: bytes) -> None:
         scanner.feed(data)
@@ -108,33 +128,62 @@ def _supervise(
             reporter.marker(scanner.new.pop(0))
 
     def on_tick() -> None:
-        if watcher.poll():
+        if background.tick():
             reporter.progress(watcher.progress)
+        for problem in watcher.problems:
+            if problem not in shown:
+                shown.add(problem)
+                reporter.notice(f"warning: {problem}")
 
     with open(run_dir / LOG_NAME, "wb", buffering=0) as log:
-        streams = Streams(
-            out_fd=1 if relay else None, err_fd=2 if relay else None, log_fd=log.fileno(), before_relay=reporter.clear
-        )
         supervisor = Supervisor(
             manifest.command,
             env,
             manifest.working_directory,
-            streams,
+            Streams(
+                out=terminal.out if terminal else None,
+                err=terminal.err if terminal else None,
+                log_fd=log.fileno(),
+                before_relay=reporter.clear,
+            ),
             timeout_s=manifest.timeout_s,
             grace_s=grace_s,
             on_output=on_output,
             on_tick=on_tick,
+            inherit_fds=inherit_fds,
         )
-        outcome = supervisor.run(on_start=lambda pid: setattr(manifest, "child_pid", pid))
+        outcome = supervisor.run(on_start=lambda pid: setattr(manifest, "child_pid", pid), early_signals=early_signals)
     reporter.clear()
-    for problem in outcome.relay_errors:
-        reporter.notice(problem)
-    if watcher.poll(force=True) or watcher.files:
-        reporter.progress(watcher.progress)
+    if terminal is not None:
+        outcome.problems += terminal.problems()
+    if outcome.leftovers:
+        named = ", ".join(leftover.describe() for leftover in outcome.leftovers)
+        outcome.problems.append(f"the script left processes running; they were stopped: {named}")
+    _finish_watching(manifest, background, run_dir, reporter)
     manifest.markers = scanner.seen
-    manifest.progress = watcher.progress
-    manifest.result_files = [_record_result(watched, run_dir) for watched in watcher.files if watched.path.is_file()]
+    for problem in outcome.problems + [p for p in watcher.problems if p not in shown]:
+        reporter.notice(f"warning: {problem}")
     return outcome
+
+
+def _finish_watching(manifest: RunManifest, background: BackgroundWatcher, run_dir: Path, reporter: RunReporter) -> None:
+    watcher = background.watcher
+    try:
+        background.finish()
+    except Exception as error:  # noqa: BLE001 (the outcome matters more than the counts)
+        watcher.problems.append(f"reading the result files at the end failed: {type(error).__name__}: {error}")
+    if watcher.files:
+        reporter.progress(watcher.progress)
+    manifest.progress = watcher.progress
+    recorded = []
+    for watched in watcher.files:
+        try:
+            if watched.path.is_file():
+                recorded.append(_record_result(watched, run_dir))
+        except OSError as error:
+            watcher.problems.append(f"{watched.path}: not kept in the run record: {error.strerror or error}")
+    manifest.result_files = recorded
+    manifest.warnings += watcher.problems
 
 
 def _record_result(watched: WatchedFile, run_dir: Path) -> RecordedResult:
@@ -163,6 +212,8 @@ def _record_end(manifest: RunManifest, outcome: Outcome) -> None:
     manifest.script_exit_code = code if code >= 0 else None
     manifest.script_signal = signal.Signals(-code).name if code < 0 else None
     manifest.stopped_by = outcome.stopped_by
+    manifest.leftover_processes = [leftover.describe() for leftover in outcome.leftovers]
+    manifest.warnings += outcome.problems
     if outcome.stopped_by == "timeout":
         manifest.status, manifest.exit_code = RunStatus.TIMED_OUT, ExitCode.TIMEOUT.value
     elif outcome.stopped_by is not None:
@@ -171,5 +222,12 @@ def _record_end(manifest: RunManifest, outcome: Outcome) -> None:
         manifest.status, manifest.exit_code = RunStatus.SUCCEEDED, 0
     else:
         manifest.status, manifest.exit_code = RunStatus.FAILED, code if code > 0 else 128 - code
-    manifest.bank_after = take_inventory(Path(manifest.bank))
+
+
+def _record_bank(manifest: RunManifest) -> None:
+    try:
+        manifest.bank_after = take_inventory(Path(manifest.bank))
+    except (AoeRunnerError, OSError) as error:
+        manifest.warnings.append(f"the bank after the run could not be listed: {getattr(error, 'message', error)}")
+        return
     manifest.bank_changes = changes_between(manifest.bank_before, manifest.bank_after)

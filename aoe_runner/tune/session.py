@@ -19,6 +19,7 @@ from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import PreflightOutcome, RunManifest, RunStatus
 from aoe_runner.runs.store import RunStore
 from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
+from aoe_runner.tune.relay import TerminalOutput
 from aoe_runner.tune.request import TuneRequest
 
 BANK_SNAPSHOT = "bank-before"
@@ -54,7 +55,11 @@ def dry_run(request: TuneRequest, store: RunStore, base_env: Mapping[str, str] |
 
 
 def run_tune(
-    request: TuneRequest, reporter: RunReporter, store: RunStore, base_env: Mapping[str, str] | None = None
+    request: TuneRequest,
+    reporter: RunReporter,
+    store: RunStore,
+    terminal: TerminalOutput | None = None,
+    base_env: Mapping[str, str] | None = None,
 ) -> RunManifest:
     """Launch, supervise and record one tuning run; the manifest's exit_code is what `tune` should exit with."""
     base = dict(os.environ if base_env is None else base_env)
@@ -83,7 +88,7 @@ def run_tune(
     with lock:
         with discarded_on_failure(run_dir):
             manifest = _start_record(request, run_id, run_dir, facts, env, changes, outcome, started_at, device, work_dir)
-        return execute_recorded(store, manifest, env, reporter, request.grace_s)
+        return execute_recorded(store, manifest, env, reporter, request.grace_s, terminal, inherit_fds=lock.inherited_fds())
 
 
 def _start_record(

@@ -1,10 +1,13 @@
 """Start a training script in its own process group and supervise it until nothing of it is left.
 
-One thread, one select loop: the script's stdout and stderr are relayed as they arrive (to our own
-stdout/stderr and to the log), signals reach the loop through a wakeup pipe, the script's exit
-through a pidfd, and a tick callback runs about once a second. SIGINT/SIGTERM/SIGHUP are forwarded
-to the whole group; after the grace period, or at a second signal, the group gets SIGKILL. The
-timeout does the same. When the script exits, whatever it left running in its group is stopped too.
+One select loop serves the script's stdout and stderr (relayed to the terminal writers and to the
+log), signals (through a wakeup pipe), the script's exit (through a pidfd), the timeout and a tick
+callback about once a second. Nothing in the loop blocks: terminal output goes through
+`relay.TerminalWriter`, which drops rather than waits, and a callback that fails is recorded as a
+problem, never allowed to stop the script. SIGINT/SIGTERM/SIGHUP and the timeout stop the whole run
+(its process group and every other process of it, see `tree`); after the grace period, or at a
+second signal, it gets SIGKILL. When the script exits, whatever it left running is stopped the same
+way, and named.
 """
 
 from __future__ import annotations
@@ -20,10 +23,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aoe_runner.errors import InputError
+from aoe_runner.tune.relay import TerminalWriter
+from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 READ_SIZE = 1 << 18
-PIPE_DRAIN_S = 2.0  # after the group is killed, how long to wait for pipes a runaway process still holds
+PIPE_DRAIN_S = 2.0  # after everything is killed, how long to wait for pipes something unkillable still holds
+SETTLE_S = 0.2  # after the script exits, how long its processes get to exit with it before they count as left over
+LEFTOVER_POLL_S = 0.1
 _PR_SET_PDEATHSIG = 1
 
 
@@ -32,15 +39,17 @@ class Outcome:
     pid: int
     returncode: int  # as Popen reports it: negative when a signal ended the script
     stopped_by: str | None = None  # SIGINT, SIGTERM, SIGHUP or timeout, when aoe-runner stopped it
-    relay_errors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # what went wrong around the script, never with it
+    leftovers: list[Leftover] = field(default_factory=list)  # processes that outlived the script and were stopped
+    late_signal: str | None = None  # a signal that came after the script exited: it only hurried the clean-up
 
 
 @dataclass
 class Streams:
-    """Where the script's output goes: our own stdout/stderr (None: not relayed) and the log file."""
+    """Where the script's output goes: terminal writers (None: not relayed) and the log file."""
 
-    out_fd: int | None
-    err_fd: int | None
+    out: TerminalWriter | None
+    err: TerminalWriter | None
     log_fd: int
     before_relay: Callable[[], None] = lambda: None  # e.g. clear a status line first
 
@@ -57,6 +66,7 @@ class Supervisor:
         on_output: Callable[[bytes], None] = lambda data: None,
         on_tick: Callable[[], None] = lambda: None,
         tick_s: float = 1.0,
+        inherit_fds: Sequence[int] = (),
     ) -> None:
         self.command = list(command)
         self.env = dict(env)
@@ -67,22 +77,35 @@ class Supervisor:
         self.on_output = on_output
         self.on_tick = on_tick
         self.tick_s = tick_s
+        self.inherit_fds = tuple(inherit_fds)  # e.g. the device lock: held while any process of the run lives
         self._pending_signals: list[int] = []
-        self._relay_errors: list[str] = []
-        self._failed_fds: set[int] = set()  # a closed terminal or a full disk: stop writing there, keep the rest
+        self._problems: list[str] = []
+        self._log_failed = False
 
-    def run(self, on_start: Callable[[int], None] = lambda pid: None) -> Outcome:
-        """Run the script to its end; raises InputError when it cannot be started."""
+    def run(self, on_start: Callable[[int], None] = lambda pid: None, early_signals: list[str] | None = None) -> Outcome:
+        """Run the script to its end; raises InputError when it cannot be started.
+
+        early_signals: names of signals that arrived while the run was being prepared; they are taken
+        (the list is emptied) and stop the script as soon as it has started.
+        """
         wake_read, wake_write = os.pipe()
         os.set_blocking(wake_read, False)
         os.set_blocking(wake_write, False)
         previous_handlers = {sig: signal.signal(sig, self._on_signal) for sig in FORWARDED_SIGNALS}
         previous_wakeup = signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+        if early_signals:  # taken only now that our own handlers catch any later ones
+            self._pending_signals += [signal.Signals[name] for name in early_signals]
+            early_signals.clear()
+        subreaper = set_subreaper(True)
         try:
+            known_children = ScriptTree.our_children()
             process = self._start()
-            on_start(process.pid)
-            return self._loop(process, wake_read)
+            tree = ScriptTree(process.pid, known_children)
+            self._guarded("recording the start", on_start, process.pid)
+            return self._loop(process, wake_read, tree)
         finally:
+            if subreaper:
+                set_subreaper(False)
             signal.set_wakeup_fd(previous_wakeup)
             for sig, handler in previous_handlers.items():
                 signal.signal(sig, handler)
@@ -103,26 +126,27 @@ class Supervisor:
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group, away from our terminal's Ctrl-C
                 preexec_fn=_die_with_parent(),
+                pass_fds=self.inherit_fds,
             )
         except OSError as error:
             raise InputError(self.command[0], f"cannot start: {error.strerror or error}") from None
 
-    def _loop(self, process: subprocess.Popen[bytes], wake_read: int) -> Outcome:
+    def _loop(self, process: subprocess.Popen[bytes], wake_read: int, tree: ScriptTree) -> Outcome:
         assert process.stdout is not None and process.stderr is not None
         selector = selectors.DefaultSelector()
-        selector.register(process.stdout, selectors.EVENT_READ, self.streams.out_fd)
-        selector.register(process.stderr, selectors.EVENT_READ, self.streams.err_fd)
+        selector.register(process.stdout, selectors.EVENT_READ, self.streams.out)
+        selector.register(process.stderr, selectors.EVENT_READ, self.streams.err)
         selector.register(wake_read, selectors.EVENT_READ, "signal")
         pidfd = _pidfd_open(process.pid)
         if pidfd is not None:
             selector.register(pidfd, selectors.EVENT_READ, "exit")
         pipes = {process.stdout, process.stderr}
         start = time.monotonic()
-        stopper = _Stopper(process.pid, self.grace_s, start + self.timeout_s if self.timeout_s else None)
+        stopper = _Stopper(tree, self.grace_s, start + self.timeout_s if self.timeout_s else None)
         drain_until: float | None = None
         next_tick = start + self.tick_s
         try:
-            while pipes or process.returncode is None:
+            while pipes or process.returncode is None or stopper.settling:
                 wait = max(0.0, min(m for m in (next_tick, drain_until, *stopper.moments()) if m is not None) - time.monotonic())
                 if pidfd is None and process.returncode is None:
                     wait = min(wait, 0.2)
@@ -140,12 +164,12 @@ class Supervisor:
                 if process.returncode is None and process.poll() is not None:
                     stopper.on_script_exit(now)
                 stopper.on_time(now, running=process.returncode is None)
-                if process.returncode is not None and stopper.kill_at is None and pipes and drain_until is None:
+                if process.returncode is not None and not stopper.settling and pipes and drain_until is None:
                     drain_until = now + PIPE_DRAIN_S
                 if drain_until is not None and now >= drain_until:
-                    break  # a process outside the group still holds the pipes: stop reading them
+                    break  # something that cannot be killed still holds the pipes: stop reading them
                 if now >= next_tick:
-                    self.on_tick()
+                    self._guarded("watching the run", self.on_tick)
                     next_tick = now + self.tick_s
         finally:
             selector.close()
@@ -153,35 +177,51 @@ class Supervisor:
                 os.close(pidfd)
             for pipe in (process.stdout, process.stderr):
                 pipe.close()
-            if process.returncode is None:  # only an exception from a callback gets here
-                _signal_group(process.pid, signal.SIGKILL)
+            if process.returncode is None:  # only a bug in the loop itself gets here
+                tree.signal_all(signal.SIGKILL)
                 process.wait()
-        return Outcome(process.pid, process.returncode, stopper.stopped_by, self._relay_errors)
+        self._problems += stopper.problems
+        return Outcome(
+            process.pid, process.returncode, stopper.stopped_by, self._problems, list(tree.seen.values()), stopper.late_signal
+        )
 
-    def _relay(self, pipe: object, target_fd: int | None) -> bool:
-        """Copy what the pipe has to the terminal and the log; False at end of file."""
-        data = os.read(pipe.fileno(), READ_SIZE)  # type: ignore[attr-defined]
+    def _relay(self, pipe: object, writer: TerminalWriter | None) -> bool:
+        """Copy what the pipe has to the terminal writer and the log; False at end of file."""
+        try:
+            data = os.read(pipe.fileno(), READ_SIZE)  # type: ignore[attr-defined]
+        except OSError as error:
+            self._note(f"cannot read the script's output: {error.strerror or error}")
+            return False
         if not data:
             return False
-        if target_fd is not None:
-            self.streams.before_relay()
-            self._write(target_fd, data, "terminal")
-        self._write(self.streams.log_fd, data, "log")
-        self.on_output(data)
+        if writer is not None:
+            self._guarded("clearing the status line", self.streams.before_relay)
+            writer.write(data)
+        self._write_log(data)
+        self._guarded("scanning the output", self.on_output, data)
         return True
 
-    def _write(self, fd: int, data: bytes, what: str) -> bool:
-        if fd in self._failed_fds:
-            return False
+    def _write_log(self, data: bytes) -> None:
+        if self._log_failed:
+            return
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(fd, view) :]
+                view = view[os.write(self.streams.log_fd, view) :]
         except OSError as error:
-            self._failed_fds.add(fd)
-            self._relay_errors.append(f"stopped writing to the {what}: {error.strerror or error}")
-            return False
-        return True
+            self._log_failed = True
+            self._note(f"stopped writing to the log: {error.strerror or error}")
+
+    def _guarded(self, what: str, callback: Callable[..., None], *arguments: object) -> None:
+        """Run one of our own callbacks; a failure is recorded and the script goes on."""
+        try:
+            callback(*arguments)
+        except Exception as error:  # noqa: BLE001 (nothing of ours may stop the script)
+            self._note(f"{what} failed: {type(error).__name__}: {error}")
+
+    def _note(self, problem: str) -> None:
+        if problem not in self._problems:
+            self._problems.append(problem)
 
     def _take_signals(self) -> list[int]:
         taken, self._pending_signals[:] = list(self._pending_signals), []
@@ -190,19 +230,31 @@ class Supervisor:
 
 @dataclass
 class _Stopper:
-    """When and how to stop the script's process group: a signal or SIGTERM first, SIGKILL after the grace period."""
+    """When and how to stop the run's processes: a signal or SIGTERM first, SIGKILL after the grace period."""
 
-    group: int
+    tree: ScriptTree
     grace_s: float
     deadline: float | None  # the --timeout
     stopped_by: str | None = None
     kill_at: float | None = None
+    check_at: float | None = None  # after the script exited: when to look for what it left running
+    give_up_at: float | None = None  # after SIGKILL: stop waiting for processes that cannot be killed
+    late_signal: str | None = None
+    problems: list[str] = field(default_factory=list)
 
-    def moments(self) -> tuple[float | None, float | None]:
-        return self.deadline, self.kill_at
+    @property
+    def settling(self) -> bool:
+        """The script has exited and processes it left may still be running."""
+        return self.check_at is not None
+
+    def moments(self) -> tuple[float | None, float | None, float | None]:
+        return self.deadline, self.kill_at, self.check_at
 
     def on_signal(self, signum: int, now: float) -> None:
-        if self.stopped_by is None:
+        if self.check_at is not None and self.stopped_by is None:  # the script has exited on its own: its outcome stands
+            self.late_signal = self.late_signal or signal.Signals(signum).name
+            self.kill_at = now
+        elif self.stopped_by is None:
             self.stopped_by = signal.Signals(signum).name
             self._stop(signum, now)
         else:  # a second signal: no more waiting
@@ -210,10 +262,7 @@ class _Stopper:
 
     def on_script_exit(self, now: float) -> None:
         self.deadline = None
-        if not _group_alive(self.group):
-            self.kill_at = None
-        elif self.kill_at is None:  # the script left something running in its group
-            self._stop(signal.SIGTERM, now)
+        self.check_at = now + SETTLE_S
 
     def on_time(self, now: float, running: bool) -> None:
         if self.deadline is not None and now >= self.deadline:
@@ -222,11 +271,31 @@ class _Stopper:
                 self.stopped_by = "timeout"
                 self._stop(signal.SIGTERM, now)
         if self.kill_at is not None and now >= self.kill_at:
-            _signal_group(self.group, signal.SIGKILL)
+            self.tree.signal_all(signal.SIGKILL)
             self.kill_at = None
+            self.give_up_at = now + PIPE_DRAIN_S
+        if self.check_at is not None and now >= self.check_at:
+            self._check_leftovers(now)
+
+    def _check_leftovers(self, now: float) -> None:
+        self.tree.reap()
+        others = self.tree.others()
+        if not others and not _group_alive(self.tree.script_pid):
+            self.check_at = None
+            return
+        self.tree.remember(others)
+        if self.give_up_at is not None and now >= self.give_up_at:
+            self.problems.append(
+                "still running after SIGKILL, left behind: " + ", ".join(self.tree.seen[p.pid].describe() for p in others)
+            )
+            self.check_at = None
+            return
+        if self.kill_at is None and self.give_up_at is None:
+            self._stop(signal.SIGTERM, now)
+        self.check_at = now + LEFTOVER_POLL_S
 
     def _stop(self, signum: int, now: float) -> None:
-        _signal_group(self.group, signum)
+        self.tree.signal_all(signum)
         self.kill_at = now + self.grace_s
 
 
@@ -235,13 +304,6 @@ def _drain(fd: int) -> None:
         while os.read(fd, 4096):
             pass
     except BlockingIOError:
-        pass
-
-
-def _signal_group(group: int, signum: int) -> None:
-    try:
-        os.killpg(group, signum)
-    except (ProcessLookupError, PermissionError):
         pass
 
 

@@ -2,12 +2,16 @@
 
 Files are re-read with the tolerant loader when their size or mtime changes, at most once a second,
 and less often when reading them takes long (never more than about 5% of the time), so a huge file
-that grows all the time cannot make supervision expensive.
+that grows all the time cannot make supervision expensive. `BackgroundWatcher` polls in a thread of
+its own, so a slow or hostile file never delays the supervisor, and no failure to read a file ever
+leaves the watcher: it becomes that file's error and one problem line.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +41,7 @@ class ResultWatcher:
         self.directories = [work_dir, work_dir / "aoe_data"]  # AOE.md §1: the docs name both
         self._existing = dict(self._scan())  # files there before the run are not its results
         self._files: dict[Path, WatchedFile] = {}
+        self.problems: list[str] = []  # one line per file and kind of failure that is not the file's own fault
 
     def poll(self, force: bool = False) -> bool:
         """Read new and changed result files; True when the counts changed."""
@@ -71,10 +76,11 @@ class ResultWatcher:
             for entry in entries:
                 if entry.name.startswith(RESULT_PREFIX) and entry.name.endswith(".json"):
                     try:
-                        stat = entry.stat()
+                        info = entry.stat()
                     except OSError:
                         continue
-                    found.append((Path(entry.path), (stat.st_size, stat.st_mtime_ns)))
+                    if stat.S_ISREG(info.st_mode):  # a FIFO or a device would block the reader
+                        found.append((Path(entry.path), (info.st_size, info.st_mtime_ns)))
         return found
 
     def _read(self, watched: WatchedFile, signature: tuple[int, int]) -> None:
@@ -86,8 +92,46 @@ class ResultWatcher:
             watched.error = None
         except InputError as error:  # empty or not yet JSON: the next change may fix it
             watched.error = error.reason
+        except Exception as error:  # noqa: BLE001 (a bug of ours on a strange file must not reach the script)
+            watched.error = f"cannot be read: {type(error).__name__}: {error}"
+            problem = f"{watched.path}: {watched.error}"
+            if problem not in self.problems:
+                self.problems.append(problem)
         spent = time.monotonic() - started
         watched.next_read_at = started + max(MIN_INTERVAL_S, COST_FACTOR * spent)
+
+
+class BackgroundWatcher:
+    """Polls a ResultWatcher in a thread, one poll at a time; the caller reads its state only between polls."""
+
+    def __init__(self, watcher: ResultWatcher) -> None:
+        self.watcher = watcher
+        self._thread: threading.Thread | None = None
+        self._changed = False
+
+    def tick(self) -> bool:
+        """Start a poll unless one is under way; True when a finished poll changed the counts."""
+        if self._thread is not None and self._thread.is_alive():
+            return False
+        changed, self._changed = self._changed, False
+        self._thread = threading.Thread(target=self._poll, name="aoe-runner result watcher", daemon=True)
+        self._thread.start()
+        return changed
+
+    def finish(self) -> None:
+        """Wait for the poll under way, then read every changed file once more, now."""
+        if self._thread is not None:
+            self._thread.join()
+        self._changed = False
+        self._poll(force=True)
+
+    def _poll(self, force: bool = False) -> None:
+        try:
+            self._changed |= self.watcher.poll(force=force)
+        except Exception as error:  # noqa: BLE001 (only a failure to list the directory gets here)
+            problem = f"watching {self.watcher.directories[0]} failed: {type(error).__name__}: {error}"
+            if problem not in self.watcher.problems:
+                self.watcher.problems.append(problem)
 
 
 def progress_of(result_file: ResultFile) -> Progress:

@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from aoe_runner.devlock import DeviceLock, LockHolder
-from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
+from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, Interrupted, UsageError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
@@ -38,10 +38,6 @@ Arm = Literal["baseline", "tuned"]
 
 class RunFailed(AoeRunnerError):
     exit_code = ExitCode.BAD_INPUT
-
-
-class Interrupted(AoeRunnerError):
-    exit_code = ExitCode.INTERRUPTED
 
 
 @dataclass
@@ -211,7 +207,7 @@ def _one_run(
             started_at=started_at,
             bank_before=take_inventory(bank),
         )
-    return execute_recorded(store, manifest, env, reporter, request.grace_s, relay=False)
+    return execute_recorded(store, manifest, env, reporter, request.grace_s)
 
 
 def _stop_on_failure(manifest: RunManifest, store: RunStore) -> None:
@@ -219,6 +215,8 @@ def _stop_on_failure(manifest: RunManifest, store: RunStore) -> None:
     log = store.run_dir(manifest.id) / manifest.log
     if manifest.status is RunStatus.INTERRUPTED:
         raise Interrupted(f"{where} was interrupted ({manifest.stopped_by}); log: {log}")
+    if manifest.late_signal:
+        raise Interrupted(f"{manifest.late_signal} arrived while {where} was being recorded; no more runs were started")
     if manifest.status is not RunStatus.SUCCEEDED:
         how = manifest.script_signal or f"exit {manifest.script_exit_code}" if manifest.status is RunStatus.FAILED else "timeout"
         raise RunFailed(f"{where} {manifest.status.value} ({how}); no verdict from a failed run; log: {log}")

@@ -5,7 +5,11 @@
 Behaviours: progress (prints AOE's log markers, writes a result file report by report and a bank
 file), exit N, segfault, hang, stubborn (ignores SIGTERM/SIGINT and spawns a child that does too),
 killed-mid-write (one complete result file, then SIGKILL halfway through a second), flood (a lot of
-log lines as fast as it can), sleep. `--pid-file F` appends the pid of every process it starts.
+log lines as fast as it can), sleep, hostile-results DIR (writes each file of DIR as a live result
+file, and a FIFO named like one, then goes on), daemon (a setsid double-forked daemon, then exit 0),
+grandchild (a child with a child of its own, then hang), fill-disk PATH (write PATH until the disk is
+full, then exit 0), leave-stubborn (a child that ignores SIGTERM, then exit 0).
+`--pid-file F` appends the pid of every process it starts.
 """
 
 from __future__ import annotations
@@ -122,6 +126,62 @@ def flood(options: argparse.Namespace) -> int:
     return 0
 
 
+def hostile_results(options: argparse.Namespace) -> int:
+    os.mkfifo(_result_path("aoe_result_opat_fifo.json"))  # opening it for reading would block forever
+    for index, source in enumerate(sorted(Path(options.value).iterdir())):
+        _result_path(f"aoe_result_opat_20261121120000{index:03d}_{index}.json").write_bytes(source.read_bytes())
+        time.sleep(options.interval)
+    time.sleep(2.5)  # the watcher reads every file at least once meanwhile
+    print("survived every file", flush=True)
+    return 0
+
+
+def daemon(options: argparse.Namespace) -> int:
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            _note_pid(options.pid_file)
+            os.closerange(0, 3)  # a daemon lets go of the script's pipes
+            while True:
+                time.sleep(3600)
+        os._exit(0)
+    os.wait()
+    print("daemon started", flush=True)
+    time.sleep(0.5)
+    return 0
+
+
+def grandchild(options: argparse.Namespace) -> int:
+    child = [sys.executable, __file__, "sleep", "3600"] + (["--pid-file", options.pid_file] if options.pid_file else [])
+    if os.fork() == 0:
+        subprocess.Popen(child)
+        while True:
+            time.sleep(3600)
+    print("ready", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+def fill_disk(options: argparse.Namespace) -> int:
+    block = b"\0" * (64 << 10)
+    try:
+        with open(options.value, "wb") as filler:
+            while True:
+                filler.write(block)
+                filler.flush()
+    except OSError as error:
+        print(f"the disk is full: {error.strerror}", flush=True)
+    return 0
+
+
+def leave_stubborn(options: argparse.Namespace) -> int:
+    child = [sys.executable, __file__, "stubborn-child"] + (["--pid-file", options.pid_file] if options.pid_file else [])
+    subprocess.Popen(child, start_new_session=True)
+    print("leaving a child behind", flush=True)
+    time.sleep(0.3)
+    return 0
+
+
 def sleep(options: argparse.Namespace) -> int:
     time.sleep(float(options.value))
     return 0
@@ -215,6 +275,11 @@ BEHAVIOURS = {
     "flood": flood,
     "sleep": sleep,
     "steps": steps,
+    "hostile-results": hostile_results,
+    "daemon": daemon,
+    "grandchild": grandchild,
+    "fill-disk": fill_disk,
+    "leave-stubborn": leave_stubborn,
 }
 
 if __name__ == "__main__":

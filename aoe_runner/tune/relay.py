@@ -1,0 +1,151 @@
+"""Write to a terminal or pipe without ever blocking the supervisor.
+
+A reader that stops reading (Ctrl-S, a stuck `tee`, a dropped ssh session, a pager) fills the pipe,
+and a plain write then blocks until it reads again: timers and signals would wait with it. A
+`TerminalWriter` hands each chunk to a thread of its own, which does the blocking write. When more
+than `limit` bytes wait, new chunks are dropped and counted, so memory stays bounded and the caller
+never waits; the log file, written directly, still gets every byte.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import threading
+import time
+from collections import deque
+from types import TracebackType
+
+DEFAULT_LIMIT = 4 << 20
+DRAIN_AT_EXIT_S = 2.0  # at the end, how long a slow reader gets to take what is still queued
+
+
+class TerminalWriter:
+    """A non-blocking front for one file descriptor we do not own (our stdout or stderr)."""
+
+    def __init__(self, fd: int, name: str, limit: int = DEFAULT_LIMIT) -> None:
+        self.fd = fd
+        self.name = name
+        self.limit = limit
+        self.dropped_bytes = 0
+        self.error: str | None = None
+        self._chunks: deque[bytes] = deque()
+        self._waiting = 0
+        self._closed = False
+        self._condition = threading.Condition()
+        self._thread = threading.Thread(target=self._drain, name=f"aoe-runner {name} writer", daemon=True)
+        self._thread.start()
+
+    def write(self, data: bytes) -> bool:
+        """Queue data; False when it was dropped (the reader is too far behind, or the fd failed)."""
+        if not data:
+            return True
+        with self._condition:
+            if self.error is not None or self._closed or self._waiting + len(data) > self.limit:
+                self.dropped_bytes += len(data)
+                return False
+            self._chunks.append(data)
+            self._waiting += len(data)
+            self._condition.notify()
+        return True
+
+    def close(self, wait_s: float) -> None:
+        """Let the thread write what waits for up to wait_s; what is still waiting then counts as dropped."""
+        self.stop_accepting()
+        self._thread.join(wait_s)
+        with self._condition:
+            self.dropped_bytes += self._waiting
+            self._chunks.clear()
+            self._waiting = 0
+
+    def stop_accepting(self) -> None:
+        with self._condition:
+            self._closed = True
+            self._condition.notify()
+
+    def problem(self) -> str | None:
+        """One line for the user about what the reader did not get, if anything."""
+        if self.error is not None:
+            return f"stopped writing to {self.name}: {self.error}; the log has all of the script's output"
+        if self.dropped_bytes:
+            return (
+                f"{self.name} was not being read: {self.dropped_bytes} bytes of output were not shown there; "
+                "the log has all of the script's output"
+            )
+        return None
+
+    def text_stream(self) -> io.TextIOBase:
+        """A text stream over this writer, for messages that must not block either (status lines, notices)."""
+        return io.TextIOWrapper(_RawFront(self), encoding="utf-8", errors="backslashreplace", line_buffering=True)
+
+    def _drain(self) -> None:
+        while True:
+            with self._condition:
+                while not self._chunks and not self._closed:
+                    self._condition.wait()
+                if not self._chunks:
+                    return
+                chunk = self._chunks[0]
+            try:
+                _write_all(self.fd, chunk)
+            except OSError as error:
+                with self._condition:
+                    self.error = error.strerror or str(error)
+                    self.dropped_bytes += self._waiting
+                    self._chunks.clear()
+                    self._waiting = 0
+                return
+            with self._condition:
+                if self._chunks and self._chunks[0] is chunk:
+                    self._chunks.popleft()
+                    self._waiting -= len(chunk)
+
+
+class TerminalOutput:
+    """Our stdout and stderr for the length of one command: the script's output and our own messages go
+    through TerminalWriters, so no reader, however slow, can block the run. On exit, a slow reader gets
+    DRAIN_AT_EXIT_S to catch up; what it did not get is said in one line per stream."""
+
+    def __init__(self) -> None:
+        self.out = TerminalWriter(1, "stdout")
+        self.err = TerminalWriter(2, "stderr")
+        self._stream = self.err.text_stream()
+        self._previous: object = None
+
+    def __enter__(self) -> TerminalOutput:
+        self._previous, sys.stderr = sys.stderr, self._stream  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        self._stream.flush()
+        sys.stderr = self._previous  # type: ignore[assignment]
+        for writer in (self.out, self.err):
+            writer.stop_accepting()
+        deadline = time.monotonic() + DRAIN_AT_EXIT_S
+        for writer in (self.out, self.err):
+            writer.close(max(0.0, deadline - time.monotonic()))
+        if self.err.problem() is None and self.out.problem():  # said only where someone reads, never blocking long
+            print(f"warning: {self.out.problem()}", file=sys.stderr, flush=True)
+
+    def problems(self) -> list[str]:
+        """What the readers have missed so far."""
+        return [problem for problem in (self.out.problem(), self.err.problem()) if problem]
+
+
+class _RawFront(io.RawIOBase):
+    def __init__(self, writer: TerminalWriter) -> None:
+        self._writer = writer
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        self._writer.write(bytes(data))
+        return len(data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
