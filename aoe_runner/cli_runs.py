@@ -5,12 +5,16 @@ from __future__ import annotations
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from aoe_runner.cli import app, terminal
-from aoe_runner.errors import ExitCode, UsageError
+from aoe_runner.errors import ExitCode, Interrupted, UsageError
+
+if TYPE_CHECKING:
+    from aoe_runner.render.tune_progress import TerminalReporter
+    from aoe_runner.runs.manifest import RunManifest
 
 runs_app = typer.Typer(name="runs", help="The history of tuning runs.", no_args_is_help=True)
 bank_app = typer.Typer(name="bank", help="Knowledge banks recorded by tuning runs.", no_args_is_help=True)
@@ -79,21 +83,35 @@ def tune(
         model_memory=model_memory,
         force=force,
     )
-    store = RunStore(runner_home())
+    store = RunStore(runner_home(), warn=terminal.warning)
     if dry_run:
         terminal.result(plan_dry_run(request, store).describe())
         return ExitCode.OK
     from aoe_runner.render.tune_progress import TerminalReporter
+    from aoe_runner.tune.relay import TerminalOutput
+    from aoe_runner.tune.signals import signals_deferred, signals_interrupt
 
     reporter = TerminalReporter(terminal, live=terminal.err.isatty())
-    manifest = run_tune(request, reporter, store)
+    with TerminalOutput() as output:  # no reader, however slow, can block the run
+        try:
+            with signals_interrupt():  # until the script starts, SIGTERM and SIGHUP cancel like Ctrl-C
+                manifest = run_tune(request, reporter, store, output)
+        except KeyboardInterrupt as signal_name:
+            raise Interrupted(f"interrupted ({signal_name or 'SIGINT'}) before the script started; nothing was recorded") from None
+        with signals_deferred():  # the run is recorded: say how it went, whatever arrives now
+            _say_how_it_went(reporter, manifest)
+    return manifest.exit_code if manifest.exit_code is not None else ExitCode.INTERNAL
+
+
+def _say_how_it_went(reporter: TerminalReporter, manifest: RunManifest) -> None:
     reporter.finish()
     why = f" ({manifest.stopped_by})" if manifest.stopped_by else ""
     terminal.info(
         f"aoe-runner: run {manifest.id} {manifest.status.value}{why}, exit {manifest.exit_code}; "
         f"{_count(len(manifest.result_files), 'result file')}; see 'aoe-runner runs show {manifest.id}'"
     )
-    return manifest.exit_code if manifest.exit_code is not None else ExitCode.INTERNAL
+    if manifest.late_signal:
+        terminal.info(f"aoe-runner: {manifest.late_signal} arrived after the script ended; the run was recorded first")
 
 
 @runs_app.command("list")
@@ -118,7 +136,7 @@ def runs_list(
         status=_status(status),
         limit=None if show_all else limit,
     )
-    rows = RunStore(runner_home()).list(where)
+    rows = RunStore(runner_home(), warn=terminal.warning).list(where)
     if as_json:
         import json
         from dataclasses import asdict
@@ -140,7 +158,7 @@ def runs_show(
     from aoe_runner.home import runner_home
     from aoe_runner.runs.store import RunStore
 
-    store = RunStore(runner_home())
+    store = RunStore(runner_home(), warn=terminal.warning)
     manifest = store.resolve(run)
     if as_json:
         terminal.result(manifest.model_dump_json(indent=2) + "\n")
@@ -257,7 +275,7 @@ def verify(
         timeout_s=parse_duration(timeout, "--timeout") if timeout is not None else None,
         grace_s=parse_duration(grace, "--grace"),
     )
-    report = run_verify(request, TerminalReporter(terminal, live=False), RunStore(runner_home()))
+    report = run_verify(request, TerminalReporter(terminal, live=False), RunStore(runner_home(), warn=terminal.warning))
     if output_format == "json":
         text = report.model_dump_json(indent=2) + "\n"
     else:
