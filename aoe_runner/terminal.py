@@ -1,9 +1,19 @@
-"""All printing goes through here: results to stdout, warnings and errors to stderr, one line each."""
+"""All printing goes through here: results to stdout, warnings and errors to stderr, one line each.
+
+A message is one line whatever it quotes: control characters in a name or path are shown as escapes. A character
+the stream's encoding cannot hold (a non-ASCII name on an ASCII terminal, a lone surrogate) is written as a
+`\\uXXXX` escape, which is also what it means inside a JSON string, rather than crash.
+"""
 
 from __future__ import annotations
 
+import codecs
 import sys
 from typing import TextIO
+
+from aoe_runner.render.safe_text import visible
+
+_ESCAPE = "aoe-runner-escape"
 
 
 class Terminal:
@@ -20,14 +30,39 @@ class Terminal:
         return self._err or sys.stderr
 
     def result(self, text: str) -> None:
-        self.out.write(text)
+        write(self.out, text)
         self.out.flush()
 
     def info(self, message: str) -> None:
-        print(message, file=self.err)
+        write(self.err, f"{visible(message)}\n")
 
     def warning(self, message: str) -> None:
-        print(f"warning: {message}", file=self.err)
+        write(self.err, f"warning: {visible(message)}\n")
 
     def error(self, message: str) -> None:
-        print(f"error: {message}", file=self.err)
+        write(self.err, f"error: {visible(message)}\n")
+
+
+def write(stream: TextIO, text: str) -> None:
+    """stream.write(text); what the stream's encoding cannot hold is escaped (a text stream encodes before writing)."""
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(text.encode(encoding, _ESCAPE).decode(encoding))
+
+
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return "".join(_utf16_escape(ord(char)) for char in error.object[error.start : error.end]), error.end
+
+
+def _utf16_escape(code: int) -> str:
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+codecs.register_error(_ESCAPE, _json_escape)

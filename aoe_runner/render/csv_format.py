@@ -1,4 +1,7 @@
-"""`--format csv`: one row per bank entry (summary) or per changed entry (diff), for spreadsheets."""
+"""`--format csv`: one row per bank entry (summary) or per changed entry (diff), for spreadsheets.
+
+Numbers are written as numbers; every text cell goes through safe_text.csv_cell, so no name opens as a formula.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
+
+from aoe_runner.render.safe_text import csv_cell
 
 if TYPE_CHECKING:
     from aoe_runner.diff import BankDiff
@@ -47,5 +52,11 @@ def _write(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows([["" if value is None else value for value in row] for row in rows])
+    writer.writerows([[_cell(value) for value in row] for row in rows])
     return buffer.getvalue()
+
+
+def _cell(value: object) -> object:
+    if value is None:
+        return ""
+    return csv_cell(value) if isinstance(value, str) else value

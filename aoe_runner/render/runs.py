@@ -1,10 +1,14 @@
-"""The run history as a person reads it: `runs list` as a table, `runs show` as a short record."""
+"""The run history as a person reads it: `runs list` as a table, `runs show` as a short record.
+
+Manifests hold paths, commands and log lines from users and scripts: every cell and line is shown through visible().
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
 
+from aoe_runner.render.safe_text import visible
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.runs.store import RunRow
 
@@ -26,7 +30,7 @@ def render_run_list(rows: list[RunRow]) -> str:
         for row in rows
     ]
     headers = ["run", "started", "status", "mode", "device", "exit", "results", "script"]
-    return _aligned([headers, *[[str(cell) for cell in row] for row in table]])
+    return _aligned([headers, *[[visible(str(cell)) for cell in row] for row in table]])
 
 
 def _aligned(rows: list[list[str]]) -> str:
@@ -68,7 +72,7 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         state = " (partial)" if result.partial else ""
         lines.append(f"  result     {result.recorded}: {result.reports} reports{state}")
     lines.append(f"  bank       {manifest.bank}: {len(manifest.bank_before.files)} files before{_bank_after(manifest)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(visible, lines)) + "\n"
 
 
 def _mode(manifest: RunManifest) -> str:

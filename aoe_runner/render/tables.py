@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from tabulate import tabulate
 
+from aoe_runner.render.safe_text import markdown, visible
 from aoe_runner.summary import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
 
 if TYPE_CHECKING:
@@ -36,16 +37,17 @@ class TableFormatter:
                       self._table(OPERATOR_HEADERS, [self._operator_row(e) for e in summary.operators[:rows]])]  # fmt: skip
         if summary.subgraphs:
             parts += [self._title(_limited("Subgraphs by time saved", rows, len(summary.subgraphs))),
-                      self._table(SUBGRAPH_HEADERS, [_subgraph_row(e) for e in summary.subgraphs[:rows]])]  # fmt: skip
+                      self._table(SUBGRAPH_HEADERS, [self._subgraph_row(e) for e in summary.subgraphs[:rows]])]  # fmt: skip
         if summary.op_types:
             op_type_rows = [
-                (s.op_type, s.entries, _num(s.time_saved_us), _speedup(s.median_speedup)) for s in summary.op_types[:rows]
+                (self._text(s.op_type), s.entries, _num(s.time_saved_us), _speedup(s.median_speedup))
+                for s in summary.op_types[:rows]
             ]
             parts += [self._title(_limited("Per op type", rows, len(summary.op_types))),
                       self._table(["op type", "entries", "saved µs", "median speed-up"], op_type_rows)]  # fmt: skip
         if summary.model_times:
             model_rows = [
-                (p.section, p.tuning_name or "", _num(p.before_ms), _num(p.after_ms), _speedup(p.speedup))
+                (self._text(p.section), self._text(p.tuning_name or ""), _num(p.before_ms), _num(p.after_ms), _speedup(p.speedup))
                 for p in summary.model_times
             ]
             parts += [self._title("Model-level times"),
@@ -84,7 +86,8 @@ class TableFormatter:
             parts += [self._title(_limited("Changed entries", rows, len(changed))), self._table(headers, change_rows)]
         if diff.model_deltas:
             delta_rows = [
-                (d.change.value, d.section, d.tuning_name or "", _num(d.old_after_ms), _num(d.new_after_ms), _pct(d.change_pct))
+                (d.change.value, self._text(d.section), self._text(d.tuning_name or ""), _num(d.old_after_ms),
+                 _num(d.new_after_ms), _pct(d.change_pct))  # fmt: skip
                 for d in diff.model_deltas
             ]
             parts += [self._title("Model-level times"),
@@ -105,15 +108,16 @@ class TableFormatter:
             ("bank hit rate", f"OPAT {_rate(t.opat_repo)}, SGAT {_rate(t.sgat_repo)}"),
             ("unsatisfied", f"OPAT {t.opat_repo.unsatisfied}, SGAT {t.sgat_repo.unsatisfied}"),
             ("failed / incomplete reports", f"{t.failed_reports} / {t.incomplete_reports}"),
-            ("failed operators", ", ".join(t.failed_operators) or "none"),
+            ("failed operators", ", ".join(self._text(name) for name in t.failed_operators) or "none"),
             ("tuning time", f"{_num(t.tuning_time_s)} s" + _missing_time(t.reports_without_tuning_time)),
         ]
         return rows
 
     def _operator_row(self, e: OperatorEntry) -> Sequence[object]:
         return (
-            self._name(e.name), "+".join(e.op_types), e.tuning_mode or "", _num(e.before_us), _num(e.after_us),
-            _speedup(e.speedup), _num(e.time_saved_us), e.update_mode.value, e.times_tuned, _flags(e.conflict),
+            self._name(e.name), self._text("+".join(e.op_types)), self._text(e.tuning_mode or ""), _num(e.before_us),
+            _num(e.after_us), _speedup(e.speedup), _num(e.time_saved_us), e.update_mode.value, e.times_tuned,
+            _flags(e.conflict),
         )  # fmt: skip
 
     def _title(self, text: str) -> str:
@@ -121,16 +125,25 @@ class TableFormatter:
 
     def _table(self, headers: Sequence[str], rows: list[Sequence[object]], key_value: bool = False) -> str:
         if key_value and not self.markdown:
-            return tabulate(rows, tablefmt="plain")
+            return tabulate(rows, tablefmt="plain", disable_numparse=True)
         return tabulate(rows, headers=headers, tablefmt=self.style, disable_numparse=True)
 
     def _list(self, title: str, items: list[str]) -> list[str]:
         if not items:
             return []
         bullet = "- " if self.markdown else "  "
-        return [self._title(f"{title}: {len(items)}"), "\n".join(f"{bullet}{item}" for item in items)]
+        shown = (markdown(item, line_start=True) if self.markdown else visible(item) for item in items)
+        return [self._title(f"{title}: {len(items)}"), "\n".join(f"{bullet}{item}" for item in shown)]
+
+    def _subgraph_row(self, e: SubgraphEntry) -> Sequence[object]:
+        return (self._text(e.repo_key), _num(e.before_ms), _num(e.after_ms), _speedup(e.speedup), _num(e.time_saved_ms),
+                e.update_mode.value, e.times_tuned, _flags(e.conflict))  # fmt: skip
+
+    def _text(self, text: str) -> str:
+        return markdown(text) if self.markdown else visible(text)
 
     def _name(self, name: str) -> str:
+        name = self._text(name)
         if self.markdown or len(name) <= _NAME_WIDTH:
             return name
         half = (_NAME_WIDTH - 1) // 2
@@ -139,11 +152,6 @@ class TableFormatter:
 
 OPERATOR_HEADERS = ["operator", "op type", "mode", "before µs", "after µs", "speed-up", "saved µs", "update", "tuned", "flag"]
 SUBGRAPH_HEADERS = ["repo_key", "before ms", "after ms", "speed-up", "saved ms", "update", "tuned", "flag"]
-
-
-def _subgraph_row(e: SubgraphEntry) -> Sequence[object]:
-    return (e.repo_key, _num(e.before_ms), _num(e.after_ms), _speedup(e.speedup), _num(e.time_saved_ms),
-            e.update_mode.value, e.times_tuned, _flags(e.conflict))  # fmt: skip
 
 
 def _limited(title: str, rows: int, total: int) -> str:

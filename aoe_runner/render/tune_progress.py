@@ -8,7 +8,7 @@ from aoe_runner.preflight.checks import Status
 from aoe_runner.preflight.report import PreflightReport
 from aoe_runner.render.preflight_table import render_preflight
 from aoe_runner.runs.manifest import MarkerSeen, Progress
-from aoe_runner.terminal import Terminal
+from aoe_runner.terminal import Terminal, write
 
 PLAIN_INTERVAL_S = 30.0
 _MARKER_TEXT = {
@@ -38,7 +38,7 @@ class TerminalReporter:
         self.clear()
         problems = [check for check in report.checks if check.status in (Status.FAIL, Status.WARN)]
         if not forced or not any(check.status is Status.FAIL for check in problems):
-            self.terminal.err.write(render_preflight(report))
+            write(self.terminal.err, render_preflight(report))
             return
         for check in problems:
             label = "failed" if check.status is Status.FAIL else "warning"

@@ -1,30 +1,40 @@
-"""`aoe-runner verify` output: a table for people, markdown for a pull request, JSON for tools."""
+"""`aoe-runner verify` output: a table for people, markdown for a pull request, JSON for tools.
+
+The script, bank, run ids and a --step-pattern come from users and records: shown through safe_text.
+"""
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
+from aoe_runner.render.safe_text import markdown as markdown_text
+from aoe_runner.render.safe_text import visible
 from aoe_runner.verify.session import VerifyReport
 from aoe_runner.verify.stats import ArmSummary
+from aoe_runner.verify.steps import BUILT_IN
+
+_BUILT_IN_NAMES = frozenset(fmt.name for fmt in BUILT_IN)  # ours, written as markdown already
 
 
 def render_verify(report: VerifyReport, markdown: bool = False) -> str:
     c = report.comparison
     style = "github" if markdown else "simple"
     heading = "## aoe-runner verify" if markdown else "aoe-runner verify"
+    shown = markdown_text if markdown else visible
+    step_format = report.step_format if report.step_format in _BUILT_IN_NAMES else shown(report.step_format)
     arms = tabulate([_arm_row(c.baseline), _arm_row(c.tuned)], headers=_ARM_HEADERS, tablefmt=style, disable_numparse=True)
     runs = tabulate(
-        [[r.run, r.arm, r.repeat, r.steps_printed, r.warmup_dropped, f"{r.median_ms:.3f}"] for r in report.runs],
+        [[shown(r.run), r.arm, r.repeat, r.steps_printed, r.warmup_dropped, f"{r.median_ms:.3f}"] for r in report.runs],
         headers=["run", "arm", "repeat", "steps", "warm-up dropped", "median ms"],
         tablefmt=style,
         disable_numparse=True,
     )
-    source = f"bank of tuning run {report.tuning_run}" if report.tuning_run else "bank"
+    source = f"bank of tuning run {shown(report.tuning_run)}" if report.tuning_run else "bank"
     lines = [
         heading,
         "",
-        f"script {report.script}; {source} {report.bank}",
-        f"{report.repeats} runs per arm, interleaved; step times from {report.step_format}; warm-up: {report.warmup}",
+        f"script {shown(report.script)}; {source} {shown(report.bank)}",
+        f"{report.repeats} runs per arm, interleaved; step times from {step_format}; warm-up: {report.warmup}",
         "",
         arms,
         "",
