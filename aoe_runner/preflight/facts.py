@@ -6,7 +6,6 @@ Facts are data: they can be saved as JSON on one host and checked on another (`-
 
 from __future__ import annotations
 
-import configparser
 import getpass
 import os
 import platform
@@ -22,7 +21,11 @@ import psutil
 from pydantic import BaseModel, Field
 
 from aoe_runner.devlock import LockHolder, current_holder
+from aoe_runner.preflight.cann import AoeIni, CannEnvironment, cann_environment, find_aoe_ini
+from aoe_runner.preflight.npu_smi import ListedNpu, Npus, NpuSmiTable, parse_npu_smi, series_of, soc_of
 from aoe_runner.proc import run_bounded
+
+__all__ = ["AoeIni", "CannEnvironment", "DiskSpace", "HostFacts", "ListedNpu", "Npus", "PathState", "gather_facts"]
 
 SCHEMA_VERSION = 1
 AOE_VARIABLES = (
@@ -37,13 +40,8 @@ AOE_VARIABLES = (
 CANN_VARIABLES = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH")
 PROFILING_VARIABLES = ("PROFILING_MODE", "PROFILING_OPTIONS", "MS_PROFILER_OPTIONS")
 MULTI_DEVICE_VARIABLES = ("RANK_SIZE", "RANK_TABLE_FILE", "WORLD_SIZE")
+MEMORY_VARIABLES = ("GE_USE_STATIC_MEMORY",)
 NPU_SMI_TIMEOUT_S = 2.0
-_SET_ENV_SCRIPTS = ("ascend-toolkit/set_env.sh", "cann/set_env.sh")  # up to CANN 8.0, from 8.5
-_AOE_INI_UNDER_ROOT = ("latest/tools/aoe/conf/aoe.ini", "ascend-toolkit/latest/tools/aoe/conf/aoe.ini", "cann/conf/aoe.ini")
-_AOE_INI_UNDER_TOOLKIT = ("tools/aoe/conf/aoe.ini", "conf/aoe.ini")
-_VERSION_FILES = ("version.cfg", "ascend_toolkit_install.info", "*/ascend_toolkit_install.info", "version.info")
-_VERSION_LINE = re.compile(r"^\s*(?:version|\w*running_version)\s*=\s*\[?([0-9][\w.\-]*)", re.IGNORECASE | re.MULTILINE)
-_NPU_SMI_CHIP = re.compile(r"^\|\s*(\d+)\s+((?:Ascend)?\d{3}\w*)\s+\|", re.MULTILINE)
 
 
 class DiskSpace(BaseModel):
@@ -66,28 +64,6 @@ class PathState(BaseModel):
     nearest_writable: bool = Field(description="Whether this user can create entries in nearest_existing.")
 
 
-class CannEnvironment(BaseModel):
-    toolkit_home: str | None = Field(description="ASCEND_TOOLKIT_HOME or ASCEND_HOME_PATH, when set.")
-    set_env_scripts: list[str] = Field(description="set_env.sh files found at the documented places.")
-    version: str | None
-    version_file: str | None
-    driver_version: str | None = Field(None, description="From driver/version.info under the Ascend install roots.")
-
-
-class AoeIni(BaseModel):
-    path: str | None
-    searched: list[str]
-    tuning_parallel_num: str | None = Field(description="TUNING_PARALLEL_NUM as written, when the file sets it.")
-    error: str | None = None
-
-
-class Npus(BaseModel):
-    devices: list[int] = Field(description="N of every /dev/davinci<N>.")
-    npu_smi: str | None = Field(description="Path of npu-smi, when on PATH.")
-    npu_smi_error: str | None = None
-    chips: list[str] = Field(default_factory=list, description="Chip names printed by `npu-smi info`.")
-
-
 class HostFacts(BaseModel):
     """One host, as measured by `aoe-runner preflight`."""
 
@@ -102,7 +78,9 @@ class HostFacts(BaseModel):
     affinity_cpus: int | None = Field(description="CPUs this process may run on; None where the OS cannot say.")
     available_memory_bytes: int
     disks: list[DiskSpace]
-    environment: dict[str, str] = Field(description="The AOE, CANN, profiling and multi-device variables that are set.")
+    environment: dict[str, str] = Field(
+        description="The AOE, CANN, profiling, multi-device and static-memory variables that are set."
+    )
     cann: CannEnvironment
     aoe_ini: AoeIni
     npus: Npus
@@ -137,11 +115,11 @@ def gather_facts(
         "paths": "os.access() as this user",
     }
     roots = [Path("/usr/local/Ascend"), home / "Ascend"]
-    cann = _cann_environment(env, roots)
-    npus = _npus(env)
-    soc_name, sources["soc"] = _soc(soc, npus)
-    ini = _aoe_ini(aoe_ini, env, roots)
-    sources["aoe_ini"] = "--aoe-ini" if aoe_ini else "the documented aoe.ini locations"
+    cann = cann_environment(env, roots)
+    npus, table = _npus(env)
+    soc_name, sources["soc"] = _soc(soc, npus, table)
+    ini = find_aoe_ini(aoe_ini, env, roots)
+    sources["aoe_ini"] = "--aoe-ini" if aoe_ini else "the install's aoe.ini, then the documented locations"
     return HostFacts(
         gathered_at=datetime.now(timezone.utc),
         hostname=socket.gethostname(),
@@ -165,7 +143,7 @@ def gather_facts(
     )
 
 
-_RELEVANT = AOE_VARIABLES + CANN_VARIABLES + PROFILING_VARIABLES + MULTI_DEVICE_VARIABLES
+_RELEVANT = AOE_VARIABLES + CANN_VARIABLES + PROFILING_VARIABLES + MULTI_DEVICE_VARIABLES + MEMORY_VARIABLES
 
 
 def _user() -> str:
@@ -238,87 +216,37 @@ def nearest_existing(path: Path) -> Path | None:
     return None
 
 
-def _cann_environment(env: Mapping[str, str], roots: list[Path]) -> CannEnvironment:
-    toolkit_home = env.get("ASCEND_TOOLKIT_HOME") or env.get("ASCEND_HOME_PATH")
-    scripts = [str(root / script) for root in roots for script in _SET_ENV_SCRIPTS if (root / script).is_file()]
-    places = [Path(toolkit_home)] if toolkit_home else []
-    places += [Path(script).parent / "latest" for script in scripts] + [Path(script).parent for script in scripts]
-    version, version_file = _cann_version(places)
-    driver_version, _ = _cann_version([root / "driver" for root in roots])
-    return CannEnvironment(
-        toolkit_home=toolkit_home,
-        set_env_scripts=scripts,
-        version=version,
-        version_file=version_file,
-        driver_version=driver_version,
-    )
-
-
-def _cann_version(places: list[Path]) -> tuple[str | None, str | None]:
-    for place in places:
-        for pattern in _VERSION_FILES:
-            for candidate in sorted(place.glob(pattern)) if place.is_dir() else ():
-                try:
-                    match = _VERSION_LINE.search(candidate.read_text(errors="replace"))
-                except OSError:
-                    continue
-                if match:
-                    return match.group(1), str(candidate)
-    return None, None
-
-
-def _aoe_ini(explicit: Path | None, env: Mapping[str, str], roots: list[Path]) -> AoeIni:
-    if explicit is not None:
-        candidates = [explicit]
-    else:
-        toolkit = [Path(env[name]) for name in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH") if env.get(name)]
-        candidates = [base / rel for base in toolkit for rel in _AOE_INI_UNDER_TOOLKIT]
-        candidates += [root / rel for root in roots for rel in _AOE_INI_UNDER_ROOT]
-    searched = [str(candidate) for candidate in candidates]
-    for candidate in candidates:
-        if candidate.is_file():
-            value, error = read_tuning_parallel_num(candidate)
-            return AoeIni(path=str(candidate), searched=searched, tuning_parallel_num=value, error=error)
-    error = f"{explicit}: no such file" if explicit is not None else None
-    return AoeIni(path=None, searched=searched, tuning_parallel_num=None, error=error)
-
-
-def read_tuning_parallel_num(path: Path) -> tuple[str | None, str | None]:
-    """TUNING_PARALLEL_NUM from an aoe.ini with or without a section header; (value, error)."""
-    parser = configparser.ConfigParser(comment_prefixes=("#", ";"), inline_comment_prefixes=("#", ";"), strict=False)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        parser.read_string(text if text.lstrip().startswith("[") else "[aoe]\n" + text)
-    except (OSError, configparser.Error) as error:
-        return None, f"{path}: {str(error).splitlines()[0]}"
-    for section in parser.sections():
-        if parser.has_option(section, "TUNING_PARALLEL_NUM"):
-            return parser.get(section, "TUNING_PARALLEL_NUM").strip(), None
-    return None, None
-
-
-def _npus(env: Mapping[str, str]) -> Npus:
+def _npus(env: Mapping[str, str]) -> tuple[Npus, NpuSmiTable | None]:
     devices = sorted(
         int(match.group(1)) for path in Path("/dev").glob("davinci*") if (match := re.fullmatch(r"davinci(\d+)", path.name))
     )
     npu_smi = shutil.which("npu-smi", path=env.get("PATH"))
     if not npu_smi:
-        return Npus(devices=devices, npu_smi=None)
+        return Npus(devices=devices, npu_smi=None), None
     completed = run_bounded([npu_smi, "info"], NPU_SMI_TIMEOUT_S)
     if not completed.ok:
         error = completed.error or f"npu-smi info exited with {completed.exit_code}"
-        return Npus(devices=devices, npu_smi=npu_smi, npu_smi_error=error)
-    chips = [name for _, name in _NPU_SMI_CHIP.findall(completed.stdout)]
-    return Npus(devices=devices, npu_smi=npu_smi, chips=chips)
+        return Npus(devices=devices, npu_smi=npu_smi, npu_smi_error=error), None
+    table = parse_npu_smi(completed.stdout)
+    npus = Npus(
+        devices=devices,
+        npu_smi=npu_smi,
+        chips=table.chip_names,
+        listed=table.listed,
+        layout=table.layout,
+        series=series_of(table),
+        npu_smi_version=table.version,
+    )
+    return npus, table
 
 
-def _soc(explicit: str | None, npus: Npus) -> tuple[str | None, str]:
+def _soc(explicit: str | None, npus: Npus, table: NpuSmiTable | None) -> tuple[str | None, str]:
+    """--soc, else the name npu-smi prints, when that names the exact SoC."""
     if explicit:
         return explicit, "--soc"
-    if npus.chips:
-        chip = npus.chips[0]
-        return (chip if chip.startswith("Ascend") else f"Ascend{chip}"), "npu-smi info"
-    return None, "unknown: no --soc and no chip name from npu-smi"
+    if table is not None:
+        return soc_of(table)
+    return None, f"unknown: no --soc, and {npus.npu_smi_error or 'npu-smi not found'}"
 
 
 def _lock_holder(env: Mapping[str, str]) -> LockHolder | None:

@@ -18,7 +18,8 @@ def render_preflight(report: PreflightReport) -> str:
     lines = [
         f"preflight for {plan.mode.value} tuning ({plan.mode_source}), P={plan.procs}, {memory}",
         f"host {facts.hostname}: {facts.logical_cpus} CPUs, {facts.available_memory_bytes / 2**30:.1f} GiB available, "
-        f"SoC {facts.soc or 'unknown'}, CANN {facts.cann.version or 'not found'}",
+        f"SoC {facts.soc or 'unknown'}, CANN {facts.cann.describe()}",
+        f"npu-smi: {facts.npus.describe()}",
         "",
     ]
     checks = sorted(report.checks, key=lambda check: _ORDER[check.status])  # stable: failures first, then document order

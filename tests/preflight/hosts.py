@@ -1,13 +1,36 @@
-"""Host facts for hosts we do not have, built in code (unit tests) or saved as files (CLI tests)."""
+"""Hosts we do not have: facts built in code (unit tests), saved as files (CLI tests), or laid out on disk
+(a CANN install copied from tests/data/cann/ and a fake `npu-smi` that prints a table from tests/data/npu-smi/).
+"""
 
 from __future__ import annotations
 
+import shutil
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from aoe_runner.preflight.facts import AoeIni, CannEnvironment, DiskSpace, HostFacts, Npus
+from tests.conftest import DATA
 
 GIB = 2**30
+CANN_LAYOUTS = DATA / "cann"
+NPU_SMI_OUTPUTS = DATA / "npu-smi"
+
+
+def home_with_install(tmp_path: Path, layout: str) -> Path:
+    """A home whose ~/Ascend is a copy of tests/data/cann/<layout>/Ascend, links kept as links."""
+    home = tmp_path / "home"
+    shutil.copytree(CANN_LAYOUTS / layout, home, symlinks=True)
+    return home
+
+
+def fake_npu_smi(bin_dir: Path, output: str) -> Path:
+    """An `npu-smi` executable that prints tests/data/npu-smi/<output>.txt, as `npu-smi info` would."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "npu-smi"
+    script.write_text(f"#!/bin/sh\nexec /bin/cat '{NPU_SMI_OUTPUTS / output}.txt'\n")
+    script.chmod(0o755)
+    return script
 
 
 def make_facts(

@@ -5,11 +5,18 @@ from __future__ import annotations
 import pytest
 
 from aoe_runner.preflight.checks import Status, run_checks
-from aoe_runner.preflight.checks.host import check_cpu_binding, check_device_free, check_multi_device, check_profiling
+from aoe_runner.preflight.checks.host import (
+    check_cpu_binding,
+    check_device_free,
+    check_multi_device,
+    check_profiling,
+    check_static_memory,
+)
 from aoe_runner.preflight.checks.resources import (
     check_cpus,
     check_disk_home,
     check_memory,
+    check_run_loop,
     check_te_parallel_compiler,
     check_tuning_parallel_num,
 )
@@ -21,7 +28,7 @@ from aoe_runner.preflight.checks.variables import (
     check_repeat_tune,
     check_work_path,
 )
-from aoe_runner.preflight.facts import PathState
+from aoe_runner.preflight.facts import AoeIni, Npus, PathState
 from aoe_runner.preflight.plan import Plan, TuneMode
 from tests.preflight.hosts import GIB, make_facts
 
@@ -148,6 +155,17 @@ def test_subgraph_mode_is_refused_on_atlas_a2_and_a3(soc: str | None, plan: Plan
     assert check_mode_supported(make_facts(soc=soc), plan).status is status
 
 
+@pytest.mark.parametrize(
+    ("series", "plan", "status"),
+    [("Atlas A3", SUBGRAPH, Status.FAIL), ("Atlas A2", SUBGRAPH, Status.FAIL), ("Atlas A3", OP, Status.PASS)],
+)
+def test_the_npu_smi_series_decides_when_no_soc_is_named(series: str, plan: Plan, status: Status) -> None:
+    npus = Npus(devices=[0], npu_smi="/usr/bin/npu-smi", chips=["Ascend910"], layout="Chip Phy-ID", series=series)
+    result = check_mode_supported(make_facts(soc=None).model_copy(update={"npus": npus}), plan)
+    assert result.status is status
+    assert result.observed == f"{plan.mode.value} on {series}, exact SoC unknown"
+
+
 def _path(variable: str, **state: object) -> PathState:
     base = {"variable": variable, "written": "bank", "path": "/home/tuner/work/bank", "exists": True, "is_dir": True,
             "access": "rwx", "nearest_existing": "/home/tuner/work/bank", "nearest_writable": True}  # fmt: skip
@@ -215,6 +233,36 @@ def test_cpu_binding_multi_device_and_profiling() -> None:
     assert check_multi_device(make_facts(environment={"RANK_TABLE_FILE": "/r.json"}), OP).status is Status.FAIL
     assert check_profiling(make_facts(environment={"PROFILING_MODE": "true"}), OP).status is Status.FAIL
     assert check_profiling(make_facts(environment={"PROFILING_MODE": "false"}), OP).status is Status.PASS
+
+
+@pytest.mark.parametrize(
+    ("written", "status"),
+    [(None, Status.PASS), ("0", Status.PASS), (" 0 ", Status.PASS), ("1", Status.FAIL), ("2", Status.FAIL), ("", Status.FAIL)],
+)
+def test_static_memory_allocation_must_be_off(written: str | None, status: Status) -> None:
+    result = check_static_memory(make_facts(environment={} if written is None else {"GE_USE_STATIC_MEMORY": written}), OP)
+    assert result.status is status
+    assert result.observed == ("unset (0, dynamic allocation)" if written is None else written)
+    assert result.reference and "CANN 6.0.1" in result.reference and "GE_USE_STATIC_MEMORY=0" in result.reference
+    assert status is Status.PASS or result.fix == "export GE_USE_STATIC_MEMORY=0 (or unset it) while tuning"
+
+
+def test_the_single_device_check_cites_the_guide() -> None:
+    result = check_multi_device(make_facts(environment={"WORLD_SIZE": "2"}), OP)
+    assert result.status is Status.FAIL
+    assert result.reference and "不支持多P场景下的调优" in result.reference and "CANN 6.0.1" in result.reference
+
+
+@pytest.mark.parametrize(
+    ("written", "status", "observed"),
+    [(None, Status.PASS, "10"), ("1", Status.PASS, "1"), ("2048", Status.PASS, "2048"), ("2049", Status.FAIL, "2049"),
+     ("0", Status.FAIL, "0"), ("ten", Status.FAIL, "ten")],
+)  # fmt: skip
+def test_run_loop_from_aoe_ini(written: str | None, status: Status, observed: str) -> None:
+    ini = AoeIni(path="/opt/aoe.ini", searched=["/opt/aoe.ini"], tuning_parallel_num=None, run_loop=written)
+    result = check_run_loop(make_facts(aoe_ini=ini), OP)
+    assert (result.status, result.observed) == (status, observed)
+    assert result.sources == [f"RUN_LOOP={written} (/opt/aoe.ini)" if written else "RUN_LOOP=10 (default: not set in /opt/aoe.ini)"]
 
 
 def test_a_held_device_fails_and_names_the_holder() -> None:

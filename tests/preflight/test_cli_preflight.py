@@ -35,11 +35,22 @@ def test_the_json_matches_its_generated_schema(cli) -> None:  # type: ignore[no-
 def test_a_saved_big_server_passes_every_check(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("preflight", "--facts", str(SERVER), "--model-memory", "40GiB")
     assert result.code == 0, result.out
-    assert "0 failed, 0 warnings, 18 passed, 0 skipped" in result.out
+    assert "0 failed, 0 warnings, 20 passed, 0 skipped" in result.out
     assert (
         "cpus: P x (TE_PARALLEL_COMPILER + TUNING_PARALLEL_NUM + min(cores/2, 8) + 50) = 1 x (16 + 16 + 8 + 50) = 90"
         in result.out
     )
+
+
+def test_facts_saved_before_the_inventory_still_load_and_show_no_npu_smi(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("preflight", "--facts", str(SERVER), "--json")
+    facts = json.loads(result.out)["facts"]
+    assert (facts["npus"]["listed"], facts["cann"]["inner_version"], facts["aoe_ini"]["run_loop"]) == ([], None, None)
+    header = cli("preflight", "--facts", str(SERVER)).out.splitlines()[1:3]
+    assert header == [
+        "host atlas-800t-a2: 192 CPUs, 1500.0 GiB available, SoC Ascend910B3, CANN 8.0.RC3",
+        "npu-smi: not found",
+    ]
 
 
 def test_the_table_puts_failures_first_with_their_fixes(cli) -> None:  # type: ignore[no-untyped-def]
@@ -108,6 +119,7 @@ def test_bad_facts_files_exit_4(cli, tmp_path: Path, content: str | None, messag
         ("TE_PARALLEL_COMPILER", "abc", "te_parallel_compiler"),
         ("AOE_MODE", "7", "aoe_mode"),
         ("REPEAT_TUNE", "maybe", "repeat_tune"),
+        ("GE_USE_STATIC_MEMORY", "1", "static_memory"),
     ],
 )
 def test_bad_environment_values_are_failed_checks(cli, monkeypatch, variable: str, value: str, check_id: str) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from aoe_runner.devlock import DeviceBusy, DeviceLock, LockHolder, current_holder
-from aoe_runner.preflight.facts import gather_facts, read_tuning_parallel_num
+from aoe_runner.preflight.cann import read_aoe_ini
+from aoe_runner.preflight.facts import gather_facts
 
 
 def _executable(path: Path, body: str) -> Path:
@@ -72,16 +73,17 @@ def test_a_hanging_npu_smi_is_cut_off_and_reported(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("TUNING_PARALLEL_NUM=8\n", ("8", None)),
-        ("[aoe]\nTUNING_PARALLEL_NUM = 16\n", ("16", None)),
-        ("# nothing here\nRUN_LOOP=10\n", (None, None)),
-        ("TUNING_PARALLEL_NUM=4 ; four\n", ("4", None)),
+        ("TUNING_PARALLEL_NUM=8\n", "8"),
+        ("[aoe]\nTUNING_PARALLEL_NUM = 16\n", "16"),
+        ("# nothing here\nRUN_LOOP=10\n", None),
+        ("TUNING_PARALLEL_NUM=4 ; four\n", "4"),
     ],
 )
-def test_aoe_ini_with_or_without_a_section(tmp_path: Path, text: str, expected: tuple) -> None:  # type: ignore[type-arg]
+def test_aoe_ini_with_or_without_a_section(tmp_path: Path, text: str, expected: str | None) -> None:
     ini = tmp_path / "aoe.ini"
     ini.write_text(text)
-    assert read_tuning_parallel_num(ini) == expected
+    values = read_aoe_ini(ini)
+    assert (values.tuning_parallel_num, values.error) == (expected, None)
 
 
 def test_relative_bank_and_work_paths_are_resolved_against_the_working_directory(

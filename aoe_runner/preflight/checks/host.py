@@ -1,4 +1,4 @@
-"""Checks of the host's set-up: CANN, NPU, pciutils, CPU binding, multi-device, profiling, the device lock."""
+"""Checks of the host's set-up: CANN, NPU, pciutils, CPU binding, multi-device, profiling, static memory, the device lock."""
 
 from __future__ import annotations
 
@@ -6,11 +6,22 @@ from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.facts import MULTI_DEVICE_VARIABLES, PROFILING_VARIABLES, HostFacts
 from aoe_runner.preflight.plan import Plan
 
+# The CANN 6.0.1 TensorFlow guide, on GE_USE_STATIC_MEMORY: turn static memory allocation off when tuning with AOE.
+CANN_601_STATIC_MEMORY = "https://www.hiascend.com/document/detail/zh/canncommercial/601/modeldev/tfmigr1/tfmigr1_000033.html"
+STATIC_MEMORY_REFERENCE = (
+    f"CANN 6.0.1 training guide, GE_USE_STATIC_MEMORY ({CANN_601_STATIC_MEMORY}): static memory allocation off when "
+    "tuning with AOE, i.e. GE_USE_STATIC_MEMORY=0 (AOE.md §5); training-tuning guide: static_memory_policy=0 (AOE.md §2.5)"
+)
+MULTI_DEVICE_REFERENCE = (
+    "training-tuning guide (seeds/aoe-training-tuning.zh.txt): 不支持多P场景下的调优, no tuning with multiple devices "
+    "(AOE.md §2.6); the CANN 6.0.1 training-tuning page says the same (AOE.md §5)"
+)
+
 
 def check_cann(facts: HostFacts, plan: Plan) -> CheckResult:
     cann = facts.cann
     base = {"id": "cann", "title": "CANN environment", "required": "set_env.sh sourced (ASCEND_TOOLKIT_HOME set)"}
-    version = f", CANN {cann.version}" if cann.version else ""
+    version = f", CANN {cann.describe()}" if cann.version else ""
     if cann.toolkit_home:
         return CheckResult(
             **base, status=Status.PASS, observed=f"{cann.toolkit_home}{version}", sources=[cann.version_file or "no version file"]
@@ -32,11 +43,7 @@ def check_cann(facts: HostFacts, plan: Plan) -> CheckResult:
 
 def check_npu(facts: HostFacts, plan: Plan) -> CheckResult:
     npus = facts.npus
-    smi = (
-        f"; npu-smi: {', '.join(npus.chips) or npus.npu_smi_error or 'no chips listed'}"
-        if npus.npu_smi
-        else "; npu-smi not found"
-    )
+    smi = f"; npu-smi: {npus.describe()}" if npus.npu_smi else "; npu-smi not found"
     ok = bool(npus.devices)
     return CheckResult(
         id="npu",
@@ -84,6 +91,7 @@ def check_multi_device(facts: HostFacts, plan: Plan) -> CheckResult:
         status=Status.FAIL if hints else Status.PASS,
         observed=", ".join(hints) or "no multi-device variables",
         fix="tune on one device: unset " + ", ".join(h.split("=")[0] for h in hints) if hints else None,
+        reference=MULTI_DEVICE_REFERENCE,
     )
 
 
@@ -105,6 +113,20 @@ def check_profiling(facts: HostFacts, plan: Plan) -> CheckResult:
         status=Status.FAIL if on else Status.PASS,
         observed=", ".join(f"{n}={env[n]}" for n in on) or "off",
         fix="unset " + " ".join(on) if on else None,
+    )
+
+
+def check_static_memory(facts: HostFacts, plan: Plan) -> CheckResult:
+    written = facts.environment.get("GE_USE_STATIC_MEMORY")
+    ok = written is None or written.strip() == "0"
+    return CheckResult(
+        id="static_memory",
+        title="GE_USE_STATIC_MEMORY",
+        required="unset or 0 (static memory off)",
+        status=Status.PASS if ok else Status.FAIL,
+        observed="unset (0, dynamic allocation)" if written is None else written,
+        fix=None if ok else "export GE_USE_STATIC_MEMORY=0 (or unset it) while tuning",
+        reference=STATIC_MEMORY_REFERENCE,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from aoe_runner.preflight.checks.result import GIB, CheckResult, Status, size_text
-from aoe_runner.preflight.checks.settings import cores_origin, te_parallel_compiler, tuning_parallel_num
+from aoe_runner.preflight.checks.settings import cores_origin, run_loop, te_parallel_compiler, tuning_parallel_num
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.plan import Plan, TuneMode
 
@@ -131,7 +131,7 @@ def check_tuning_parallel_num(facts: HostFacts, plan: Plan) -> CheckResult:
         "title": "TUNING_PARALLEL_NUM (aoe.ini)",
         "required": "integer in 1..64, about 2/3 of the cores",
     }
-    sources = [tpn.origin, cores_origin(facts)]
+    sources = [tpn.origin, cores_origin(facts)] + [f"also found, not read: {path}" for path in facts.aoe_ini.also_found]
     if facts.aoe_ini.error:
         return CheckResult(
             **base, status=Status.FAIL, observed=facts.aoe_ini.error, sources=sources, fix="fix or remove the aoe.ini named"
@@ -152,4 +152,20 @@ def check_tuning_parallel_num(facts: HostFacts, plan: Plan) -> CheckResult:
         formula=f"{tpn.value} <= cores x 2/3 = {facts.logical_cpus} x 2/3 = {facts.logical_cpus * 2 / 3:g} (the docs' advice)",
         sources=sources,
         fix=None if ok else f"set TUNING_PARALLEL_NUM={advice} in aoe.ini",
+    )
+
+
+def check_run_loop(facts: HostFacts, plan: Plan) -> CheckResult:
+    loop = run_loop(facts)
+    base = {"id": "run_loop", "title": "RUN_LOOP (aoe.ini)", "required": "integer in 1..2048, default 10"}
+    if facts.aoe_ini.error:
+        fix = "fix the aoe.ini that the TUNING_PARALLEL_NUM check names"
+        return CheckResult(**base, status=Status.SKIP, observed="aoe.ini unreadable", fix=fix)
+    ok = loop.value is not None and 1 <= loop.value <= 2048
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.FAIL,
+        observed=loop.written.strip() if loop.written is not None else str(loop.value),
+        sources=[loop.origin],
+        fix=None if ok else f"set RUN_LOOP to an integer from 1 to 2048 (default 10) in {facts.aoe_ini.path}",
     )

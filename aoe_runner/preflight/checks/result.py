@@ -25,6 +25,7 @@ class CheckResult(BaseModel):
     formula: str | None = Field(None, description="The rule with this host's numbers filled in.")
     sources: list[str] = Field(default_factory=list, description="Where each number came from.")
     fix: str | None = None
+    reference: str | None = Field(None, description="Where the rule is documented.")
 
 
 def size_text(n: float) -> str:

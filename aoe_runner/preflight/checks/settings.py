@@ -9,6 +9,7 @@ from aoe_runner.preflight.facts import HostFacts
 DEFAULT_TE_PARALLEL_COMPILER = 8
 
 DEFAULT_TUNING_PARALLEL_NUM = 8
+DEFAULT_RUN_LOOP = 10
 
 
 @dataclass(frozen=True)
@@ -27,14 +28,17 @@ def te_parallel_compiler(facts: HostFacts) -> Setting:
 
 
 def tuning_parallel_num(facts: HostFacts) -> Setting:
-    ini = facts.aoe_ini
-    if ini.path is None:
-        why = "default: aoe.ini not found"
-    elif ini.tuning_parallel_num is None:
-        why = f"default: not set in {ini.path}"
-    else:
-        why = ""
-    return _setting("TUNING_PARALLEL_NUM", ini.tuning_parallel_num, DEFAULT_TUNING_PARALLEL_NUM, ini.path or "", why)
+    return _ini_setting(facts, "TUNING_PARALLEL_NUM", facts.aoe_ini.tuning_parallel_num, DEFAULT_TUNING_PARALLEL_NUM)
+
+
+def run_loop(facts: HostFacts) -> Setting:
+    return _ini_setting(facts, "RUN_LOOP", facts.aoe_ini.run_loop, DEFAULT_RUN_LOOP)
+
+
+def _ini_setting(facts: HostFacts, name: str, written: str | None, default: int) -> Setting:
+    path = facts.aoe_ini.path
+    why = "default: aoe.ini not found" if path is None else f"default: not set in {path}"
+    return _setting(name, written, default, path or "", why)
 
 
 def _setting(name: str, written: str | None, default: int, where: str, default_reason: str) -> Setting:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.facts import HostFacts, PathState, default_bank
+from aoe_runner.preflight.npu_smi import A2, A3
 from aoe_runner.preflight.plan import Plan, TuneMode
 
 _ATLAS_A2_A3 = ("Ascend910B", "Ascend910_93")
@@ -40,22 +41,29 @@ def check_aoe_mode(facts: HostFacts, plan: Plan) -> CheckResult:
 
 
 def check_mode_supported(facts: HostFacts, plan: Plan) -> CheckResult:
+    """AOE refuses subgraph tuning on Atlas A2 and A3; npu-smi's A3 layout marks an A3 even when no SoC is named."""
     base = {
         "id": "mode_supported",
         "title": "mode supported by the SoC",
         "required": "subgraph mode not on Atlas A2/A3 (Ascend910B*, Ascend910_93*)",
     }
-    if facts.soc is None:
+    series = facts.npus.series if facts.npus.series in (A2, A3) else None
+    if facts.soc is None and series is None:
         return CheckResult(
             **base, status=Status.SKIP, observed="SoC unknown", fix="pass --soc NAME (e.g. Ascend910B3) to check it"
         )
-    refused = plan.mode is TuneMode.SUBGRAPH and facts.soc.startswith(_ATLAS_A2_A3)
+    a2_a3 = series or ("Atlas A2/A3" if facts.soc and facts.soc.startswith(_ATLAS_A2_A3) else None)
+    refused = plan.mode is TuneMode.SUBGRAPH and a2_a3 is not None
+    sources = [f"SoC from {facts.sources.get('soc', '?')}"]
+    if series:
+        names = ", ".join(sorted(set(facts.npus.chips)))
+        sources.append(f"{series} from npu-smi info ({facts.npus.layout or 'no'} header layout; chip name {names})")
     return CheckResult(
         **base,
         status=Status.FAIL if refused else Status.PASS,
-        observed=f"{plan.mode.value} on {facts.soc}",
-        sources=[f"SoC from {facts.sources.get('soc', '?')}"],
-        fix="use --mode op: Atlas A2/A3 do not support subgraph tuning" if refused else None,
+        observed=f"{plan.mode.value} on {facts.soc or f'{series}, exact SoC unknown'}",
+        sources=sources,
+        fix=f"use --mode op: {a2_a3} does not support subgraph tuning" if refused else None,
     )
 
 
