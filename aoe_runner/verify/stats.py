@@ -19,6 +19,8 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
+from aoe_runner.verify.steps import LONGEST_MS, SHORTEST_MS
+
 BOOTSTRAP_SAMPLES = 10_000
 CONFIDENCE = 0.95
 SEED = 0  # fixed, so the same logs always give the same interval
@@ -60,7 +62,9 @@ def compare(
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = SEED,
 ) -> Comparison:
-    """baseline and tuned: per run, its step times in ms after warm-up (each run non-empty)."""
+    """baseline and tuned: per run, its step times in ms after warm-up (steps.StepFormat gives only usable ones)."""
+    _check(baseline)
+    _check(tuned)
     base_runs, tuned_runs = [sorted(run) for run in baseline], [sorted(run) for run in tuned]
     base, tune = summarise("baseline", base_runs), summarise("tuned", tuned_runs)
     speedup = base.median_ms / tune.median_ms
@@ -77,6 +81,12 @@ def compare(
         verdict=verdict,
         explanation=explanation,
     )
+
+
+def _check(runs: Sequence[Sequence[float]]) -> None:
+    """At least one run, each with step times between 1 ns and 10^12 ms: then every ratio below is finite and positive."""
+    if not runs or not all(run and all(SHORTEST_MS <= value <= LONGEST_MS for value in run) for run in runs):
+        raise ValueError("compare needs at least one run per arm, each with step times from 1 ns to 10^12 ms")
 
 
 def summarise(arm: str, sorted_runs: Sequence[Sequence[float]]) -> ArmSummary:

@@ -1,16 +1,24 @@
-"""Step times from a training log: the formats of AOE.md §3, or a pattern the user gives."""
+"""Step times from a training log: the formats of AOE.md §3, or a pattern the user gives.
+
+Every value a format captures must be a step time: a decimal number giving between 1 ns and 10^12 ms a step (so the
+ratio of any two stays finite). Anything else (0, a negative number, 1e999, nan, text, an empty group) is an InputError
+naming the log and its line, exit 4: no verdict is drawn from a log that says something impossible.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from aoe_runner.errors import UsageError
+from aoe_runner.errors import InputError, UsageError
 
 _NUMBER = r"(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)"
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 MAX_DEFAULT_WARMUP = 5
+SHORTEST_MS, LONGEST_MS = 1e-6, 1e12
 
 
 class Unit(str, Enum):
@@ -18,12 +26,24 @@ class Unit(str, Enum):
     S = "s"
     STEPS_PER_S = "steps/s"
 
-    def to_ms(self, value: float) -> float | None:
+    def to_ms(self, value: float) -> float:
         if self is Unit.MS:
             return value
         if self is Unit.S:
             return value * 1000
-        return 1000 / value if value > 0 else None  # a rate: time per step is its inverse
+        return 1000 / value if value > 0 else math.inf  # a rate: time per step is its inverse
+
+    def step_ms(self, captured: str | None) -> float:
+        """One captured value as a step time in ms; ValueError saying why it is not one."""
+        text = (captured or "").strip()
+        if not text:
+            raise ValueError("the step-time group captured nothing")
+        if _DECIMAL.fullmatch(text) is None:
+            raise ValueError(f"step time {_shortened(text)!r} is not a decimal number")
+        value = self.to_ms(float(text))
+        if not SHORTEST_MS <= value <= LONGEST_MS:
+            raise ValueError(f"step time {_shortened(text)} {self.value} is not a step time: it must be 1 ns to 10^12 ms")
+        return value
 
 
 @dataclass(frozen=True)
@@ -32,12 +52,15 @@ class StepFormat:
     pattern: re.Pattern[str]
     unit: Unit
 
-    def step_times_ms(self, text: str) -> list[float]:
+    def step_times_ms(self, text: str, log: str = "the run's log") -> list[float]:
+        """Every step time in text, in ms; InputError at the first captured value that is not one, naming log and line."""
         times = []
         for match in self.pattern.finditer(text):
-            value = self.unit.to_ms(float(match.group(1)))
-            if value is not None:
-                times.append(value)
+            try:
+                times.append(self.unit.step_ms(match.group(1)))
+            except ValueError as error:
+                line = text.count("\n", 0, match.start()) + 1
+                raise InputError(f"{log}, line {line}", f"{error} (read as {self.name})") from None
         return times
 
 
@@ -77,3 +100,7 @@ def detect_format(texts: Sequence[str]) -> StepFormat | None:
 def default_warmup(steps: int) -> int:
     """Up to 5 steps, and never more than a quarter of a run's steps (a per-epoch log has few lines)."""
     return min(MAX_DEFAULT_WARMUP, steps // 4)
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:40]}…"

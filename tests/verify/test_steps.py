@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aoe_runner.errors import UsageError
+from aoe_runner.errors import InputError, UsageError
 from aoe_runner.verify.steps import BUILT_IN, custom_format, default_warmup, detect_format
 
 MINDSPORE = """\
@@ -54,7 +54,9 @@ def test_the_format_with_most_matches_wins_across_logs() -> None:
 
 def test_a_custom_pattern_with_a_rate_unit() -> None:
     fmt = custom_format(r"throughput (\d+) it/s", "steps/s")
-    assert fmt.step_times_ms("throughput 20 it/s\nthroughput 0 it/s\n") == [50.0]  # a zero rate is no step time
+    assert fmt.step_times_ms("throughput 20 it/s\nthroughput 40 it/s\n") == [50.0, 25.0]
+    with pytest.raises(InputError, match=r"^log.txt, line 2: step time 0 steps/s is not a step time"):
+        fmt.step_times_ms("throughput 20 it/s\nthroughput 0 it/s\n", "log.txt")  # a zero rate is an infinite step
 
 
 def test_custom_pattern_errors() -> None:
