@@ -82,6 +82,12 @@ def report(
     allow_env_drift: Annotated[
         bool, typer.Option("--allow-env-drift", help="With --diff: compare runs recorded with different CANN/SoC/driver.")
     ] = False,
+    script: Annotated[
+        str | None,
+        typer.Option(
+            "--script", metavar="SCRIPT", help="With --diff and no paths: the last two succeeded tuning runs of this script."
+        ),
+    ] = None,
 ) -> int:
     """Summarise result files or recorded runs into the bank they imply; --diff compares two (default: the newest runs)."""
     from aoe_runner import reporting
@@ -90,8 +96,8 @@ def report(
     threshold_pct = DEFAULT_THRESHOLD_PCT if threshold is None else parse_percent(threshold, "--threshold")
     paths = paths or []
     if not diff:
-        if fail_on_regression or threshold is not None or allow_env_drift:
-            raise UsageError("--threshold, --fail-on-regression and --allow-env-drift need --diff")
+        if fail_on_regression or threshold is not None or allow_env_drift or script is not None:
+            raise UsageError("--threshold, --fail-on-regression, --allow-env-drift and --script need --diff")
         if not paths and not runs:
             raise UsageError("report needs a PATH (a result file, a directory or a glob pattern) or --run RUN")
         loaded = reporting.summarize_paths(paths + (_run_paths(runs) if runs else []), min_gain_pct)
@@ -100,7 +106,9 @@ def report(
             return ExitCode.BAD_INPUT
         _emit(output_format.formatter().summary(loaded.summary, top), output)
         return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
-    old_paths, new_paths = _diff_sides(paths + (runs or []), allow_env_drift)
+    if script is not None and (paths or runs):
+        raise UsageError("--script picks the two runs to compare; it cannot be given with paths or --run")
+    old_paths, new_paths = _diff_sides(paths + (runs or []), allow_env_drift, script)
     result, old, new = reporting.diff_paths(old_paths, new_paths, threshold_pct)
     _print_problems([old, new])
     if not old.files_loaded or not new.files_loaded:
@@ -193,21 +201,21 @@ def preflight(
 def _run_paths(references: list[str]) -> list[str]:
     from aoe_runner.home import runner_home
     from aoe_runner.runs.sources import run_result_paths
-    from aoe_runner.runs.store import RunStore
+    from aoe_runner.runs.store import TUNING, RunStore
 
     store = RunStore(runner_home(), warn=terminal.warning)
-    return [path for reference in references for path in run_result_paths(store, store.resolve(reference))]
+    return [path for reference in references for path in run_result_paths(store, store.resolve(reference, kind=TUNING))]
 
 
-def _diff_sides(sides: list[str], allow_env_drift: bool) -> tuple[list[str], list[str]]:
-    """OLD and NEW as paths: two paths or runs, or with none the two newest runs of one script and mode."""
+def _diff_sides(sides: list[str], allow_env_drift: bool, script: str | None) -> tuple[list[str], list[str]]:
+    """OLD and NEW as paths: two paths or runs, or with none the two newest succeeded tuning runs of one script and mode."""
     from aoe_runner.home import runner_home
     from aoe_runner.runs.sources import check_comparable, resolve_side, run_result_paths
     from aoe_runner.runs.store import RunStore
 
     store = RunStore(runner_home(), warn=terminal.warning)
     if not sides:
-        old_run, new_run = store.latest_comparable_pair()
+        old_run, new_run = store.latest_comparable_pair(script)
         terminal.info(f"comparing run {old_run.id} (old) with run {new_run.id} (new)")
         old_paths, new_paths = run_result_paths(store, old_run), run_result_paths(store, new_run)
     elif len(sides) == 2:

@@ -116,12 +116,16 @@ def _say_how_it_went(reporter: TerminalReporter, manifest: RunManifest) -> None:
 
 @runs_app.command("list")
 def runs_list(
-    script: Annotated[str | None, typer.Option("--script", metavar="PATH", help="Only runs of this script.")] = None,
+    script: Annotated[
+        str | None,
+        typer.Option("--script", metavar="SCRIPT", help="Only runs of this script: a path matches it exactly, a bare name every script so named."),
+    ] = None,
     mode: Annotated[str | None, typer.Option("--mode", metavar="MODE", help="Only op or subgraph runs.")] = None,
     status: Annotated[
         str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status (e.g. failed).")
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, metavar="N", help="Show the newest N runs.")] = 20,
+    kind: Annotated[str | None, typer.Option("--kind", metavar="KIND", help="Only tune or only verify runs.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Show every run (ignores --limit).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run, newest first.")] = False,
 ) -> int:
@@ -134,6 +138,7 @@ def runs_list(
         script=script,
         mode=TuneMode.parse(mode).value if mode else None,
         status=_status(status),
+        kind=_kind(kind),
         limit=None if show_all else limit,
     )
     rows = RunStore(runner_home(), warn=terminal.warning).list(where)
@@ -175,6 +180,9 @@ def bank_restore(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")] = False,
 ) -> int:
     """Roll a bank back to its state before RUN; files it replaces or removes are backed up first."""
+    from contextlib import nullcontext
+
+    from aoe_runner.devlock import BankLock, LockHolder
     from aoe_runner.home import runner_home
     from aoe_runner.runs.bank import apply_restore, plan_restore, refuse_if_in_use
     from aoe_runner.runs.store import RunStore
@@ -182,25 +190,34 @@ def bank_restore(
 
     store = RunStore(runner_home())
     manifest = store.resolve(run)
-    plan = plan_restore(manifest.bank_before, store.run_dir(manifest.id) / BANK_SNAPSHOT)
-    if plan.empty:
-        terminal.info(f"{plan.bank} already matches its state before run {manifest.id}; nothing to do")
-        return ExitCode.OK
-    for relative in plan.write:
-        terminal.result(f"restore {relative}\n")
-    for relative in plan.remove:
-        terminal.result(f"remove  {relative}\n")
-    if dry_run:
-        return ExitCode.OK
-    refuse_if_in_use(plan.bank, store.live_runs())
-    backup = store.home / "bank-backups" / f"{datetime.now():%Y%m%d-%H%M%S}-before-restoring-{manifest.id}"
-    apply_restore(plan, backup)
-    terminal.info(f"restored {plan.bank} to its state before run {manifest.id}; the replaced files are in {backup}")
+    bank = Path(manifest.bank_before.directory)
+    if not dry_run:
+        refuse_if_in_use(bank, store.live_runs())
+    holder = LockHolder.here(f"aoe-runner bank restore {manifest.id}")
+    with nullcontext() if dry_run else BankLock(bank).acquire(holder):  # no tune starts on this bank meanwhile
+        plan = plan_restore(manifest.bank_before, store.run_dir(manifest.id) / BANK_SNAPSHOT)
+        if plan.empty:
+            terminal.info(f"{bank} already matches its state before run {manifest.id}; nothing to do")
+            return ExitCode.OK
+        terminal.result("".join(line + "\n" for line in plan.lines()))
+        if dry_run:
+            return ExitCode.OK
+        backup = store.home / "bank-backups" / f"{datetime.now():%Y%m%d-%H%M%S}-before-restoring-{manifest.id}"
+        apply_restore(plan, backup)
+    terminal.info(f"restored {bank} to its state before run {manifest.id}; the replaced files are in {backup}")
     return ExitCode.OK
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _kind(text: str | None) -> str | None:
+    if text is None:
+        return None
+    if text.strip().lower() not in ("tune", "verify"):
+        raise UsageError(f"--kind: {text!r} is not one of tune, verify")
+    return text.strip().lower()
 
 
 def _status(text: str | None):  # type: ignore[no-untyped-def]

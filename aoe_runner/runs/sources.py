@@ -6,7 +6,7 @@ from pathlib import Path
 
 from aoe_runner.errors import EnvironmentDrift, InputError
 from aoe_runner.runs.manifest import RunManifest
-from aoe_runner.runs.store import RunStore
+from aoe_runner.runs.store import TUNING, RunStore
 
 
 def run_result_paths(store: RunStore, manifest: RunManifest) -> list[str]:
@@ -20,7 +20,7 @@ def resolve_side(argument: str, store: RunStore) -> tuple[list[str], RunManifest
     """A path, directory or pattern stays as it is; anything else must name a recorded run."""
     if Path(argument).exists() or set("*?[") & set(argument) or "/" in argument:
         return [argument], None
-    manifest = store.resolve(argument)
+    manifest = store.resolve(argument, kind=TUNING)
     return run_result_paths(store, manifest), manifest
 
 

@@ -20,8 +20,7 @@ import secrets
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -29,55 +28,16 @@ from pydantic import ValidationError
 
 from aoe_runner.errors import InputError
 from aoe_runner.fsutil import atomic_write_text
+from aoe_runner.runs.index import RunFilter, RunIndex, RunRow, row_of
 from aoe_runner.runs.manifest import MANIFEST_NAME, RunManifest, RunStatus
+
+__all__ = ["RunFilter", "RunRow", "RunStore"]
 
 SUPERVISOR_LOCK = "supervisor.lock"
 RESERVE_NAME = ".reserve"
 RESERVE_BYTES = (256 << 10, 64 << 20)  # the room kept for the end of a run: at least, at most
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    started_at TEXT NOT NULL,
-    ended_at TEXT,
-    status TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    script TEXT NOT NULL,
-    device INTEGER NOT NULL,
-    exit_code INTEGER,
-    result_files INTEGER NOT NULL,
-    cann_version TEXT,
-    soc TEXT
-);
-CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC);
-CREATE INDEX IF NOT EXISTS runs_by_script ON runs (script, mode, started_at DESC);
-"""
-_COLUMNS = "id, started_at, ended_at, status, mode, script, device, exit_code, result_files, cann_version, soc"
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One line of the index: what `runs list` shows."""
-
-    id: str
-    started_at: str
-    ended_at: str | None
-    status: RunStatus
-    mode: str
-    script: str
-    device: int
-    exit_code: int | None
-    result_files: int
-    cann_version: str | None
-    soc: str | None
-
-
-@dataclass(frozen=True)
-class RunFilter:
-    script: str | None = None
-    mode: str | None = None
-    status: RunStatus | None = None
-    limit: int | None = None
+TUNING = "tune"
 
 
 class RunStore:
@@ -87,6 +47,7 @@ class RunStore:
         self.db_path = home / "runs.db"
         self.warnings: list[str] = []
         self._warn_to = warn
+        self.index = RunIndex(self.db_path, self._readable_manifests, self.warn)
 
     def warn(self, message: str) -> None:
         """A problem with one record that does not stop the command: said once."""
@@ -105,9 +66,7 @@ class RunStore:
             probe = self.runs_dir / f".write-test-{os.getpid()}"
             probe.write_bytes(b"")
             probe.unlink()
-            with closing(self._open()) as db:
-                db.execute("BEGIN IMMEDIATE")  # fails on an index opened read-only
-                db.execute("ROLLBACK")
+            self.index.check_writable()
         except (OSError, sqlite3.Error) as error:
             reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
             raise InputError(str(self.home), f"cannot record runs here: {reason} (set AOE_RUNNER_HOME)") from None
@@ -138,8 +97,7 @@ class RunStore:
     def save(self, manifest: RunManifest) -> None:
         """Write the manifest atomically, then index it; a crash in between is repaired on the next read."""
         atomic_write_text(self.run_dir(manifest.id) / MANIFEST_NAME, manifest.model_dump_json(indent=2) + "\n")
-        with self._connect() as db:
-            _upsert(db, manifest)
+        self.index.upsert(manifest)
 
     def save_start(self, manifest: RunManifest) -> None:
         """Record a run before its script starts, and keep room for its end; nothing is left when this fails."""
@@ -147,8 +105,7 @@ class RunStore:
         try:
             atomic_write_text(self.run_dir(manifest.id) / MANIFEST_NAME, text)
             _reserve(self.run_dir(manifest.id) / RESERVE_NAME, 2 * len(text))
-            with self._connect() as db:
-                _upsert(db, manifest)
+            self.index.upsert(manifest)
         except (OSError, sqlite3.Error) as error:
             shutil.rmtree(self.run_dir(manifest.id), ignore_errors=True)
             raise InputError(str(self.home), f"cannot record the run, nothing was started: {_reason(error)}") from None
@@ -164,8 +121,7 @@ class RunStore:
             problems.append(f"the disk is full: {path} was written without the bank inventories")
         (self.run_dir(manifest.id) / RESERVE_NAME).unlink(missing_ok=True)
         try:
-            with self._connect() as db:
-                _upsert(db, manifest)
+            self.index.upsert(manifest)
         except (OSError, sqlite3.Error) as error:
             problems.append(f"the run index {self.db_path} could not be updated: {_reason(error)}")
         return problems
@@ -197,12 +153,7 @@ class RunStore:
         """Runs newest first; runs whose supervisor died are marked abandoned on the way."""
         if not self.db_path.exists() and not self.runs_dir.is_dir():
             return []
-        clauses, values = _where(where)
-        query = f"SELECT {_COLUMNS} FROM runs {clauses} ORDER BY started_at DESC, id DESC"
-        if where.limit is not None:
-            query += f" LIMIT {int(where.limit)}"
-        with self._connect() as db:
-            rows = [_row(values) for values in db.execute(query, values)]
+        rows = self.index.rows(where)
         return [self._settle(row) if row.status is RunStatus.RUNNING else row for row in rows]
 
     def load_or_warn(self, run_id: str) -> RunManifest | None:
@@ -213,17 +164,18 @@ class RunStore:
             self.warn(f"{error.message} (skipped)")
             return None
 
-    def resolve(self, reference: str) -> RunManifest:
-        """A run by id, unique id prefix, or `latest`."""
+    def resolve(self, reference: str, kind: str | None = None) -> RunManifest:
+        """A run by id, unique id prefix, or `latest`: the newest run, or the newest of `kind` (e.g. a tuning run)."""
         if reference == "latest":
-            newest = self.list(RunFilter(limit=1))
+            newest = self.list(RunFilter(kind=kind, limit=1))
             if not newest:
-                raise InputError(reference, "no runs are recorded yet")
+                raise InputError(reference, f"no {'tuning ' if kind == TUNING else ''}runs are recorded yet")
             return self.load(newest[0].id)
-        if "/" not in reference and (self.run_dir(reference) / MANIFEST_NAME).is_file():
+        if not reference or "/" in reference or reference in (".", ".."):
+            raise InputError(repr(reference), "not a run id (see 'aoe-runner runs list')")
+        if (self.run_dir(reference) / MANIFEST_NAME).is_file():
             return self._settled_manifest(reference)
-        with self._connect() as db:
-            matches = [row[0] for row in db.execute("SELECT id FROM runs WHERE id LIKE ? || '%' LIMIT 3", (reference,))]
+        matches = self.index.ids_starting_with(reference)
         if not matches:
             raise InputError(reference, "no recorded run has this id (see 'aoe-runner runs list')")
         if len(matches) > 1:
@@ -242,100 +194,38 @@ class RunStore:
             return False
         return True
 
-    def latest_comparable_pair(self) -> tuple[RunManifest, RunManifest]:
-        """The two newest ended runs with results, of the newest such run's script and mode: (older, newer)."""
-        ended = [row for row in self.list() if row.status.ended and row.result_files]
-        if not ended:
-            raise InputError(str(self.home), "no recorded run has result files to compare")
-        newest, newer = None, None
-        for row in ended:
-            if newest is not None and (row.script, row.mode) != (newest.script, newest.mode):
+    def latest_comparable_pair(self, script: str | None = None) -> tuple[RunManifest, RunManifest]:
+        """The two newest succeeded tuning runs with results, of one script and mode: (older, newer).
+
+        The script and mode are those of the newest such run, or of `script` (a path or a bare name) when given.
+        """
+        candidates = self.list(RunFilter(script=script, kind=TUNING, status=RunStatus.SUCCEEDED))
+        pair: list[RunManifest] = []
+        for row in candidates:
+            if not row.result_files or pair and (row.script, row.mode) != (pair[0].script, pair[0].mode_label):
                 continue
             manifest = self.load_or_warn(row.id)
-            if manifest is None:
-                continue
-            if newest is None:
-                newest, newer = row, manifest
-            else:
-                return manifest, newer  # type: ignore[return-value]
-        if newest is None:
-            raise InputError(str(self.home), "no readable recorded run has result files to compare")
-        raise InputError(newest.id, f"no earlier run of {newest.script} in {newest.mode} mode to compare with")
+            if manifest is not None:
+                pair.append(manifest)
+            if len(pair) == 2:
+                return pair[1], pair[0]
+        which = f"of {script} " if script else ""
+        if not pair:
+            raise InputError(str(self.home), f"no succeeded tuning run {which}has result files to compare")
+        newest = pair[0]
+        raise InputError(newest.id, f"no earlier succeeded run of {newest.script} in {newest.mode_label} mode to compare with")
 
     # -- internals ------------------------------------------------------------------------------
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        with closing(self._open()) as db:
-            with db:  # one transaction; rolled back on any exception
-                yield db
-
-    def _open(self) -> sqlite3.Connection:
-        """The index, rebuilt when it is missing, empty, of another shape or broken; read-only or in memory when it must."""
-        try:
-            self.home.mkdir(parents=True, exist_ok=True)
-            return self._open_file()
-        except sqlite3.OperationalError:  # read-only home, or the file cannot be opened for writing
-            return self._open_read_only()
-        except sqlite3.DatabaseError as error:  # not a database at all
-            return self._replace_broken(error)
-        except OSError:
-            return self._open_read_only()
-
-    def _open_file(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.db_path, timeout=30)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            if _columns(db) != _COLUMNS.split(", "):  # new, empty (0 bytes), or written by another version
-                with db:
-                    db.execute("DROP TABLE IF EXISTS runs")
-                    db.executescript(_SCHEMA)
-                self._reindex(db)
-            return db
-        except BaseException:
-            db.close()
-            raise
-
-    def _replace_broken(self, error: sqlite3.DatabaseError) -> sqlite3.Connection:
-        aside = self.db_path.with_name(f"{self.db_path.name}.broken-{secrets.token_hex(3)}")
-        try:
-            os.replace(self.db_path, aside)
-            for suffix in ("-wal", "-shm"):
-                Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
-            self.warn(f"{self.db_path}: not a usable index ({error}); moved to {aside.name} and rebuilt from the manifests")
-            return self._open_file()
-        except (OSError, sqlite3.Error):
-            self.warn(f"{self.db_path}: not a usable index ({error}); listing from the manifests")
-            return self._in_memory()
-
-    def _open_read_only(self) -> sqlite3.Connection:
-        for options in ("mode=ro", "immutable=1"):
-            try:
-                db = sqlite3.connect(f"{self.db_path.resolve().as_uri()}?{options}", uri=True, timeout=30)
-                if _columns(db) == _COLUMNS.split(", "):
-                    return db
-                db.close()
-            except sqlite3.Error:
-                continue
-        return self._in_memory()
-
-    def _in_memory(self) -> sqlite3.Connection:
-        db = sqlite3.connect(":memory:")
-        db.executescript(_SCHEMA)
-        self._reindex(db)
-        return db
-
-    def _reindex(self, db: sqlite3.Connection) -> None:
-        """Rebuild the index from the manifests on disk (a lost, emptied or broken runs.db)."""
+    def _readable_manifests(self) -> Iterator[RunManifest]:
+        """Every manifest on disk that can be read; the others are a warning each (for rebuilding the index)."""
         if not self.runs_dir.is_dir():
             return
-        with db:
-            for manifest_path in self.runs_dir.glob(f"*/{MANIFEST_NAME}"):
-                try:
-                    _upsert(db, RunManifest.model_validate_json(manifest_path.read_bytes()))
-                except (OSError, ValidationError, ValueError):
-                    self.warn(f"{manifest_path}: not a readable run manifest; left out of the index")
+        for manifest_path in self.runs_dir.glob(f"*/{MANIFEST_NAME}"):
+            try:
+                yield RunManifest.model_validate_json(manifest_path.read_bytes())
+            except (OSError, ValidationError, ValueError):
+                self.warn(f"{manifest_path}: not a readable run manifest; left out of the index")
 
     def _settle(self, row: RunRow) -> RunRow:
         """A row indexed as running, checked against its supervisor and its manifest."""
@@ -348,12 +238,11 @@ class RunStore:
             return row
         if manifest.status.ended and manifest.status is not RunStatus.ABANDONED:
             self._try_index(manifest)  # the end was written but not indexed before a crash
-        return _row(_values(manifest))
+        return row_of(manifest)
 
     def _try_index(self, manifest: RunManifest) -> None:
         try:
-            with self._connect() as db:
-                _upsert(db, manifest)
+            self.index.upsert(manifest)
         except sqlite3.Error:
             pass  # a read-only index: repaired by the next reader that can write
 
@@ -382,26 +271,6 @@ class RunStore:
         return False
 
 
-def _where(where: RunFilter) -> tuple[str, list[object]]:
-    clauses: list[str] = []
-    values: list[object] = []
-    if where.script:
-        absolute = str(Path(where.script).resolve())
-        clauses.append("(script = ? OR script = ? OR script LIKE ?)")
-        values += [where.script, absolute, f"%/{where.script.lstrip('./')}"]
-    if where.mode:
-        clauses.append("mode = ?")
-        values.append(where.mode)
-    if where.status:
-        clauses.append("status = ?")
-        values.append(where.status.value)
-    return ("WHERE " + " AND ".join(clauses)) if clauses else "", values
-
-
-def _columns(db: sqlite3.Connection) -> list[str]:
-    return [row[1] for row in db.execute("PRAGMA table_info(runs)")]
-
-
 def _reserve(path: Path, size: int) -> None:
     """Allocate real blocks (not a sparse file) that can be given back when the disk is full."""
     low, high = RESERVE_BYTES
@@ -420,29 +289,3 @@ def _compact(manifest: RunManifest) -> RunManifest:
 
 def _reason(error: BaseException) -> str:
     return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-
-
-def _values(manifest: RunManifest) -> tuple[object, ...]:
-    return (
-        manifest.id,
-        manifest.started_at.isoformat(),
-        manifest.ended_at.isoformat() if manifest.ended_at else None,
-        manifest.status.value,
-        manifest.mode_label,
-        manifest.script,
-        manifest.device,
-        manifest.exit_code,
-        len(manifest.result_files),
-        manifest.fingerprint.cann_version,
-        manifest.fingerprint.soc,
-    )
-
-
-def _upsert(db: sqlite3.Connection, manifest: RunManifest) -> None:
-    db.execute(f"INSERT OR REPLACE INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 11)})", _values(manifest))
-
-
-def _row(values: tuple[object, ...]) -> RunRow:
-    fields = dict(zip(_COLUMNS.split(", "), values, strict=True))
-    fields["status"] = RunStatus(fields["status"])
-    return RunRow(**fields)  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import RunManifest, RunStatus, VerifyLink
-from aoe_runner.runs.store import RunStore
+from aoe_runner.runs.store import TUNING, RunStore
 from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
 from aoe_runner.tune.request import check_script, device_id, script_command
 from aoe_runner.verify.stats import Comparison, compare
@@ -140,7 +140,7 @@ def _plan_from_run(request: VerifyRequest, store: RunStore) -> _Plan:
     """Script, arguments and interpreter from the tuning run; the bank too, unless --bank names it."""
     if request.script is not None:
         raise UsageError("--run takes the script and its arguments from the run: give no SCRIPT")
-    tuning = store.resolve(request.run or "")
+    tuning = store.resolve(request.run or "", kind=TUNING)
     if tuning.kind != "tune":
         raise InputError(tuning.id, "is a verify run, not a tuning run")
     given = tuning.facts.environment.get("TUNE_BANK_PATH")

@@ -1,0 +1,230 @@
+"""`runs.db`: the SQLite index of the run manifests, which `runs list` and every shortcut read.
+
+The manifests are the record; the index is only a fast view of them. It is rebuilt from them whenever
+it is missing, empty, of another shape (a newer or older aoe-runner: that is the whole migration) or not
+a database at all (the broken file is moved aside first). Reading never needs to write: on a read-only
+home the index is opened read-only, and failing that it is built in memory from the manifests.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from aoe_runner.runs.manifest import RunManifest, RunStatus
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    status TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    script TEXT NOT NULL,
+    script_name TEXT NOT NULL,
+    device INTEGER NOT NULL,
+    exit_code INTEGER,
+    result_files INTEGER NOT NULL,
+    cann_version TEXT,
+    soc TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC);
+CREATE INDEX IF NOT EXISTS runs_by_script ON runs (script, mode, started_at DESC);
+CREATE INDEX IF NOT EXISTS runs_by_script_name ON runs (script_name, started_at DESC);
+"""
+_COLUMNS = "id, started_at, ended_at, status, kind, mode, script, script_name, device, exit_code, result_files, cann_version, soc"
+_COLUMN_NAMES = _COLUMNS.split(", ")
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One line of the index: what `runs list` shows."""
+
+    id: str
+    started_at: str
+    ended_at: str | None
+    status: RunStatus
+    kind: str
+    mode: str
+    script: str
+    script_name: str
+    device: int
+    exit_code: int | None
+    result_files: int
+    cann_version: str | None
+    soc: str | None
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs: `script` is a path (matched exactly, resolved) or a bare file name (every script of that name)."""
+
+    script: str | None = None
+    mode: str | None = None
+    status: RunStatus | None = None
+    kind: str | None = None
+    limit: int | None = None
+
+
+ManifestSource = Callable[[], Iterable[RunManifest]]
+
+
+class RunIndex:
+    def __init__(self, path: Path, manifests: ManifestSource, warn: Callable[[str], None]) -> None:
+        self.path = path
+        self._manifests = manifests  # every readable manifest on disk, for a rebuild
+        self._warn = warn
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """One transaction on the index, rolled back on any exception."""
+        with closing(self._open()) as db:
+            with db:
+                yield db
+
+    def check_writable(self) -> None:
+        """Raise sqlite3.Error or OSError when a run could not be indexed here."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._open()) as db:
+            db.execute("BEGIN IMMEDIATE")  # fails on an index opened read-only
+            db.execute("ROLLBACK")
+
+    def upsert(self, manifest: RunManifest) -> None:
+        with self.connect() as db:
+            _upsert(db, manifest)
+
+    def rows(self, where: RunFilter) -> list[RunRow]:
+        clauses, values = _where(where)
+        query = f"SELECT {_COLUMNS} FROM runs {clauses} ORDER BY started_at DESC, id DESC"
+        if where.limit is not None:
+            query += f" LIMIT {int(where.limit)}"
+        with self.connect() as db:
+            return [_row(found) for found in db.execute(query, values)]
+
+    def ids_starting_with(self, prefix: str, limit: int = 3) -> list[str]:
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self.connect() as db:
+            found = db.execute("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT ?", (pattern, limit))
+            return [row[0] for row in found if row[0].startswith(prefix)]  # LIKE ignores case; ids do not
+
+    # -- opening and repairing ------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return self._open_file()
+        except sqlite3.OperationalError:  # a read-only home, or a file that cannot be opened for writing
+            return self._open_read_only()
+        except sqlite3.DatabaseError as error:  # not a database at all
+            return self._replace_broken(error)
+        except OSError:
+            return self._open_read_only()
+
+    def _open_file(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            if _columns(db) != _COLUMN_NAMES:  # new, empty (0 bytes), or written by another version
+                with db:
+                    db.execute("DROP TABLE IF EXISTS runs")
+                    db.executescript(_SCHEMA)
+                self._reindex(db)
+            return db
+        except BaseException:
+            db.close()
+            raise
+
+    def _replace_broken(self, error: sqlite3.DatabaseError) -> sqlite3.Connection:
+        aside = self.path.with_name(f"{self.path.name}.broken-{secrets.token_hex(3)}")
+        try:
+            os.replace(self.path, aside)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            self._warn(f"{self.path}: not a usable index ({error}); moved to {aside.name} and rebuilt from the manifests")
+            return self._open_file()
+        except (OSError, sqlite3.Error):
+            self._warn(f"{self.path}: not a usable index ({error}); listing from the manifests")
+            return self._in_memory()
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        for options in ("mode=ro", "immutable=1"):
+            try:
+                db = sqlite3.connect(f"{self.path.resolve().as_uri()}?{options}", uri=True, timeout=30)
+                if _columns(db) == _COLUMN_NAMES:
+                    return db
+                db.close()
+            except sqlite3.Error:
+                continue
+        return self._in_memory()
+
+    def _in_memory(self) -> sqlite3.Connection:
+        db = sqlite3.connect(":memory:")
+        db.executescript(_SCHEMA)
+        self._reindex(db)
+        return db
+
+    def _reindex(self, db: sqlite3.Connection) -> None:
+        with db:
+            for manifest in self._manifests():
+                _upsert(db, manifest)
+
+
+def _where(where: RunFilter) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    values: list[object] = []
+    if where.script:
+        if os.sep in where.script or Path(where.script).exists():
+            clauses.append("script = ?")
+            values.append(str(Path(where.script).resolve()))
+        else:
+            clauses.append("script_name = ?")
+            values.append(where.script)
+    for column, value in (("mode", where.mode), ("status", where.status and where.status.value), ("kind", where.kind)):
+        if value:
+            clauses.append(f"{column} = ?")
+            values.append(value)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", values
+
+
+def _columns(db: sqlite3.Connection) -> list[str]:
+    return [row[1] for row in db.execute("PRAGMA table_info(runs)")]
+
+
+def values_of(manifest: RunManifest) -> tuple[object, ...]:
+    return (
+        manifest.id,
+        manifest.started_at.isoformat(),
+        manifest.ended_at.isoformat() if manifest.ended_at else None,
+        manifest.status.value,
+        manifest.kind,
+        manifest.mode_label,
+        manifest.script,
+        os.path.basename(manifest.script),
+        manifest.device,
+        manifest.exit_code,
+        len(manifest.result_files),
+        manifest.fingerprint.cann_version,
+        manifest.fingerprint.soc,
+    )
+
+
+def row_of(manifest: RunManifest) -> RunRow:
+    return _row(values_of(manifest))
+
+
+def _upsert(db: sqlite3.Connection, manifest: RunManifest) -> None:
+    placeholders = ", ".join("?" * len(_COLUMN_NAMES))
+    db.execute(f"INSERT OR REPLACE INTO runs ({_COLUMNS}) VALUES ({placeholders})", values_of(manifest))
+
+
+def _row(values: tuple[object, ...]) -> RunRow:
+    fields = dict(zip(_COLUMN_NAMES, values, strict=True))
+    fields["status"] = RunStatus(fields["status"])
+    return RunRow(**fields)  # type: ignore[arg-type]
