@@ -1,17 +1,23 @@
 """Knowledge-bank inventories, the snapshot kept in a run record, and rolling a bank back to it.
 
 Bank files are opaque (AOE.md §3): aoe-runner only lists, hashes and copies them, and writes into a
-bank only on an explicit restore. A restore first copies every file it will replace or remove into a
-backup directory, then replaces files one at a time by write-then-rename, so it can be interrupted
-and run again, and loses nothing.
+bank only on an explicit restore. Inside a bank nothing is followed: every path is opened one component at
+a time from a directory descriptor with O_NOFOLLOW, and a symlink is recorded as a symlink, with its target,
+so a restore puts the link back and never writes through one, in the bank or in the snapshot. Every entry
+that cannot be read is an error naming it: an inventory never leaves anything out in silence.
+
+A restore first copies every file it will replace or remove into a backup directory, then replaces files
+one at a time by write-then-rename (checking each against its recorded sha256 and giving it its recorded
+mode), removes what the run added, and the directories it created once they are empty; it can be
+interrupted and run again, and loses nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +26,11 @@ from aoe_runner.errors import AoeRunnerError, ExitCode, InputError
 from aoe_runner.runs.manifest import BankChanges, BankFile, BankInventory, RunManifest
 
 _CHUNK = 1 << 20
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_SNAPSHOT_WRITE = "cannot write the bank snapshot"
+_BACKUP_WRITE = "cannot write the backup of the bank"
 
 
 class BankInUse(AoeRunnerError):
@@ -29,28 +40,37 @@ class BankInUse(AoeRunnerError):
 
 
 def refuse_if_in_use(bank: Path, live_runs: list[RunManifest]) -> None:
+    """Refuse while a live run tunes this bank, through whichever path either of us reached it."""
     for run in live_runs:
-        if Path(run.bank) == bank:
+        if os.path.realpath(run.bank) == os.path.realpath(bank):
             raise BankInUse(f"{bank} is being tuned by run {run.id} (pid {run.supervisor_pid}); restore it when that run ends")
 
 
 def take_inventory(directory: Path, snapshot_to: Path | None = None) -> BankInventory:
-    """List, size and hash every file under directory; with snapshot_to, copy each file there in the same pass."""
+    """List, size and hash every entry under directory; with snapshot_to, copy each there in the same pass."""
     taken_at = datetime.now(timezone.utc)
-    if not directory.is_dir():
+    try:
+        root = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the bank is whatever its path names
+    except (FileNotFoundError, NotADirectoryError):
         return BankInventory(directory=str(directory), exists=False, taken_at=taken_at)
-    files = []
-    for path in sorted(_walk(directory)):
-        relative = path.relative_to(directory).as_posix()
-        target = snapshot_to / relative if snapshot_to is not None else None
-        try:
-            size, digest = _hash_file(path, target)
-        except FileNotFoundError:  # removed while we listed: it is not part of the bank any more
-            continue
-        except OSError as error:
-            raise InputError(str(path), f"cannot read bank file: {error.strerror or error}") from None
-        files.append(BankFile(path=relative, size=size, sha256=digest))
-    return BankInventory(directory=str(directory), exists=True, files=files, taken_at=taken_at)
+    except OSError as error:
+        raise InputError(str(directory), f"cannot read directory: {error.strerror}") from None
+    files, directories = [], []
+    try:
+        if snapshot_to is not None:
+            _make_directory(snapshot_to)
+        for relative, parent, name, info in _walk(root, directory):
+            copy_to = snapshot_to / relative if snapshot_to is not None else None
+            if stat.S_ISDIR(info.st_mode):
+                directories.append(relative)
+                if copy_to is not None:
+                    _make_directory(copy_to)
+            elif (entry := _inventory_entry(parent, name, relative, info, directory / relative, copy_to)) is not None:
+                files.append(entry)
+    finally:
+        os.close(root)
+    files.sort(key=lambda file: file.path)
+    return BankInventory(directory=str(directory), exists=True, files=files, directories=directories, taken_at=taken_at)
 
 
 def changes_between(before: BankInventory, after: BankInventory) -> BankChanges:
@@ -58,7 +78,7 @@ def changes_between(before: BankInventory, after: BankInventory) -> BankChanges:
     return BankChanges(
         added=sorted(new.keys() - old.keys()),
         removed=sorted(old.keys() - new.keys()),
-        modified=sorted(path for path in old.keys() & new.keys() if old[path].sha256 != new[path].sha256),
+        modified=sorted(path for path in old.keys() & new.keys() if new[path].differs_from(old[path])),
     )
 
 
@@ -66,80 +86,326 @@ def changes_between(before: BankInventory, after: BankInventory) -> BankChanges:
 class RestorePlan:
     bank: Path
     snapshot: Path
-    write: list[str] = field(default_factory=list)  # copy from the snapshot: missing now, or different
-    remove: list[str] = field(default_factory=list)  # not in the snapshot
+    wanted: dict[str, BankFile]
+    present: set[str] = field(default_factory=set)  # files and symlinks in the bank now
+    write: list[str] = field(default_factory=list)  # from the snapshot: missing now, or different
+    remove: list[str] = field(default_factory=list)  # files and symlinks not in the snapshot
+    remove_directories: list[str] = field(default_factory=list)  # not in the snapshot: deepest first, once empty
+    make_directories: list[str] = field(default_factory=list)  # in the snapshot, missing now
 
     @property
     def empty(self) -> bool:
-        return not (self.write or self.remove)
+        return not (self.write or self.remove or self.remove_directories or self.make_directories)
+
+    def lines(self) -> list[str]:
+        """One line per change: files put back, files removed, then directories."""
+        lines = [self._restore_line(path) for path in self.write]
+        lines += [f"remove  {path}" for path in self.remove]
+        lines += [f"remove  {path}/ (when empty)" for path in self.remove_directories]
+        return lines + [f"create  {path}/" for path in self.make_directories]
+
+    def _restore_line(self, path: str) -> str:
+        link = self.wanted[path].link
+        return f"restore {path}" if link is None else f"restore {path} -> {link}"
 
 
 def plan_restore(before: BankInventory, snapshot: Path) -> RestorePlan:
     bank = Path(before.directory)
-    current = take_inventory(bank).by_path()
-    wanted = before.by_path()
-    plan = RestorePlan(bank=bank, snapshot=snapshot)
-    plan.write = sorted(path for path, file in wanted.items() if path not in current or current[path].sha256 != file.sha256)
-    plan.remove = sorted(current.keys() - wanted.keys())
-    missing = [path for path in plan.write if not (snapshot / path).is_file()]
+    current = take_inventory(bank)
+    now, wanted = current.by_path(), before.by_path()
+    plan = RestorePlan(bank=bank, snapshot=snapshot, wanted=wanted, present=set(now))
+    plan.write = sorted(path for path, file in wanted.items() if path not in now or now[path].differs_from(file))
+    plan.remove = sorted(now.keys() - wanted.keys())
+    present = set(current.directories or [])
+    if before.directories is None:  # recorded before directories were: remove only those in the way of a file
+        keep = {directory for directory in present if not _under_any(directory, wanted)}
+    else:
+        keep = set(before.directories)
+        plan.make_directories = sorted(keep - present)
+    plan.remove_directories = sorted(present - keep, reverse=True)
+    missing = [path for path in plan.write if wanted[path].link is None and not _is_snapshot_file(snapshot, path)]
     if missing:
         raise InputError(str(snapshot), f"the bank snapshot is incomplete: {missing[0]} is missing")
     return plan
 
 
 def apply_restore(plan: RestorePlan, backup: Path) -> None:
-    """Back up what will change, then make the bank equal to the snapshot."""
-    for relative in plan.write + plan.remove:
-        source = plan.bank / relative
-        if source.is_file():
-            _copy(source, backup / relative)
+    """Back up what will change, then make the bank equal to the snapshot, writing nowhere outside it."""
     plan.bank.mkdir(parents=True, exist_ok=True)
-    for relative in plan.write:
-        _replace_from(plan.snapshot / relative, plan.bank / relative)
-    for relative in plan.remove:
-        (plan.bank / relative).unlink(missing_ok=True)
-
-
-def _walk(directory: Path) -> list[Path]:
-    found = []
-    for root, _dirs, names in os.walk(directory):
-        found += [Path(root) / name for name in names if not os.path.islink(os.path.join(root, name))]
-    return found
-
-
-def _hash_file(path: Path, copy_to: Path | None) -> tuple[int, str]:
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as source:
-        if copy_to is None:
-            while chunk := source.read(_CHUNK):
-                digest.update(chunk)
-                size += len(chunk)
-            return size, digest.hexdigest()
-        copy_to.parent.mkdir(parents=True, exist_ok=True)
-        with open(copy_to, "wb") as target:
-            while chunk := source.read(_CHUNK):
-                digest.update(chunk)
-                target.write(chunk)
-                size += len(chunk)
-    return size, digest.hexdigest()
-
-
-def _copy(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source, target)
-
-
-def _replace_from(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".restore", dir=target.parent)
-    os.close(fd)
+    bank = os.open(plan.bank, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        shutil.copy2(source, temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        for relative in sorted(plan.present & {*plan.write, *plan.remove}):
+            _back_up(bank, plan.bank, relative, backup)
+        for relative in plan.remove:
+            with _Parent(bank, plan.bank, relative) as (parent, name):
+                _ignore_missing(os.unlink, name, dir_fd=parent)
+        for relative in plan.remove_directories:
+            with _Parent(bank, plan.bank, relative) as (parent, name):
+                _remove_if_empty(parent, name)
+        for relative in plan.make_directories:
+            os.close(_open_path(bank, plan.bank, relative, create=True))
+        for relative in plan.write:
+            with _Parent(bank, plan.bank, relative, create=True) as (parent, name):
+                _put_back(plan, relative, parent, name)
+    finally:
+        os.close(bank)
 
 
 def sha256_of(path: Path) -> str:
-    return _hash_file(path, None)[1]
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        while chunk := source.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _walk(directory: int, where: Path, prefix: str = "") -> Iterator[tuple[str, int, str, os.stat_result]]:
+    """(relative path, parent fd, name, lstat) of every entry, parents first; symlinks are entries, never followed."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as error:
+        raise InputError(str(where), f"cannot read directory: {error.strerror}") from None
+    for name in names:
+        try:
+            info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        except FileNotFoundError:  # removed while we listed: it is not part of the bank any more
+            continue
+        except OSError as error:
+            raise InputError(str(where / name), f"cannot read bank entry: {error.strerror}") from None
+        yield prefix + name, directory, name, info
+        if stat.S_ISDIR(info.st_mode):
+            child = _open_path(directory, where, name)
+            try:
+                yield from _walk(child, where / name, f"{prefix}{name}/")
+            finally:
+                os.close(child)
+
+
+def _inventory_entry(
+    parent: int, name: str, relative: str, info: os.stat_result, where: Path, copy_to: Path | None
+) -> BankFile | None:
+    if stat.S_ISLNK(info.st_mode):
+        target = os.readlink(name, dir_fd=parent)
+        if copy_to is not None:
+            _write_side(os.symlink, copy_to, _SNAPSHOT_WRITE, target, copy_to)
+        encoded = os.fsencode(target)
+        return BankFile(path=relative, size=len(encoded), sha256=hashlib.sha256(encoded).hexdigest(), link=target)
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(str(where), f"{_kind(info.st_mode)} in a bank, which holds only files, directories and symlinks")
+    try:
+        source = os.open(name, _READ, dir_fd=parent)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise InputError(str(where), f"cannot read bank file: {error.strerror}") from None
+    try:
+        mode = stat.S_IMODE(_regular(source, where).st_mode)
+        target = _create(copy_to, _SNAPSHOT_WRITE) if copy_to is not None else None
+        size, digest = _copy(source, where, target, copy_to, _SNAPSHOT_WRITE)
+    finally:
+        os.close(source)
+    return BankFile(path=relative, size=size, sha256=digest, mode=mode)
+
+
+def _copy(
+    source: int, read_where: Path, target: int | None = None, write_where: Path | None = None, what: str = "cannot write"
+) -> tuple[int, str]:
+    """Hash source (and copy it to target, then close target): a read error names read_where, a write error write_where."""
+    digest, size = hashlib.sha256(), 0
+    try:
+        while True:
+            try:
+                chunk = os.read(source, _CHUNK)
+            except OSError as error:
+                raise InputError(str(read_where), f"cannot read bank file: {error.strerror}") from None
+            if not chunk:
+                return size, digest.hexdigest()
+            digest.update(chunk)
+            size += len(chunk)
+            if target is not None:
+                _write_side(_write_all, write_where, what, target, chunk)
+    finally:
+        if target is not None:
+            _write_side(os.close, write_where, what, target)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_side(operation, where: Path | None, what: str, *arguments: object) -> None:  # type: ignore[no-untyped-def]
+    try:
+        operation(*arguments)
+    except OSError as error:
+        raise InputError(str(where), f"{what}: {error.strerror or error}") from None
+
+
+def _create(path: Path, what: str) -> int:
+    try:
+        return os.open(path, _CREATE, 0o600)
+    except OSError as error:
+        raise InputError(str(path), f"{what}: {error.strerror or error}") from None
+
+
+def _make_directory(path: Path) -> None:
+    _write_side(lambda: path.mkdir(parents=True, exist_ok=True), path, _SNAPSHOT_WRITE)
+
+
+def _regular(fd: int, where: Path) -> os.stat_result:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(str(where), f"became {_kind(info.st_mode)} while it was read")
+    return info
+
+
+def _open_path(root: int, where: Path, relative: str, create: bool = False) -> int:
+    """The directory root/relative, opened one component at a time; a symlink on the way is refused, never followed."""
+    current = os.dup(root)
+    try:
+        for part in Path(relative).parts:
+            if create:
+                _ignore_existing(os.mkdir, part, dir_fd=current)
+            try:
+                following = os.open(part, _DIRECTORY, dir_fd=current)
+            except OSError as error:
+                raise _not_a_directory(current, part, where / part, error) from None
+            os.close(current)
+            current = following
+            where = where / part
+    except BaseException:
+        os.close(current)
+        raise
+    return current
+
+
+class _Parent:
+    """`with _Parent(bank_fd, bank, "a/b/c") as (fd_of_a_b, "c")`: the parent opened safely, closed after."""
+
+    def __init__(self, root: int, where: Path, relative: str, create: bool = False) -> None:
+        parent, _, self.name = relative.rpartition("/")
+        self.fd = _open_path(root, where, parent, create)
+
+    def __enter__(self) -> tuple[int, str]:
+        return self.fd, self.name
+
+    def __exit__(self, *exc_info: object) -> None:
+        os.close(self.fd)
+
+
+def _not_a_directory(parent: int, name: str, where: Path, error: OSError) -> InputError:
+    try:
+        kind = _kind(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        kind = "a directory"  # gone, or not even that can be seen: say what failed
+    if kind == "a directory":
+        return InputError(str(where), f"cannot read directory: {error.strerror}")
+    return InputError(str(where), f"{kind} where a directory should be; refusing to follow it")
+
+
+def _back_up(bank: int, where: Path, relative: str, backup: Path) -> None:
+    with _Parent(bank, where, relative) as (parent, name):
+        try:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        target = backup / relative
+        _write_side(lambda: target.parent.mkdir(parents=True, exist_ok=True), target, _BACKUP_WRITE)
+        if stat.S_ISLNK(info.st_mode):
+            _write_side(os.symlink, target, _BACKUP_WRITE, os.readlink(name, dir_fd=parent), target)
+        elif stat.S_ISREG(info.st_mode):
+            source = os.open(name, _READ, dir_fd=parent)
+            try:
+                _regular(source, where / relative)
+                copy = _create(target, _BACKUP_WRITE)
+                os.fchmod(copy, stat.S_IMODE(info.st_mode))
+                _copy(source, where / relative, copy, target, _BACKUP_WRITE)
+            finally:
+                os.close(source)
+
+
+def _put_back(plan: RestorePlan, relative: str, parent: int, name: str) -> None:
+    """Replace parent/name with its recorded version by write-then-rename."""
+    wanted, where = plan.wanted[relative], plan.bank / relative
+    temporary = f".{name}.{os.getpid()}.restore"
+    _ignore_missing(os.unlink, temporary, dir_fd=parent)  # left by an interrupted restore
+    try:
+        if wanted.link is not None:
+            _write_side(lambda: os.symlink(wanted.link, temporary, dir_fd=parent), where, "cannot write")
+        else:
+            _copy_from_snapshot(plan, relative, parent, temporary)
+        _write_side(lambda: os.rename(temporary, name, src_dir_fd=parent, dst_dir_fd=parent), where, "cannot write")
+    except BaseException:
+        _ignore_missing(os.unlink, temporary, dir_fd=parent)
+        raise
+
+
+def _copy_from_snapshot(plan: RestorePlan, relative: str, parent: int, temporary: str) -> None:
+    wanted, where = plan.wanted[relative], plan.bank / relative
+    snapshot = os.open(plan.snapshot, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        with _Parent(snapshot, plan.snapshot, relative) as (snapshot_parent, name):
+            try:
+                source = os.open(name, _READ, dir_fd=snapshot_parent)
+            except OSError as error:
+                raise InputError(str(plan.snapshot / relative), f"cannot read the bank snapshot: {error.strerror}") from None
+    finally:
+        os.close(snapshot)
+    try:
+        mode = wanted.mode if wanted.mode is not None else stat.S_IMODE(_regular(source, plan.snapshot / relative).st_mode)
+        target = _create_in(parent, temporary, where)
+        _write_side(os.fchmod, where, "cannot write", target, mode)
+        _, digest = _copy(source, plan.snapshot / relative, target, where)
+    finally:
+        os.close(source)
+    if digest != wanted.sha256:
+        raise InputError(str(plan.snapshot / relative), "differs from its recorded sha256; the snapshot was changed")
+
+
+def _create_in(parent: int, name: str, where: Path) -> int:
+    try:
+        return os.open(name, _CREATE, 0o600, dir_fd=parent)
+    except OSError as error:
+        raise InputError(str(where), f"cannot write: {error.strerror}") from None
+
+
+def _remove_if_empty(parent: int, name: str) -> None:
+    try:
+        os.rmdir(name, dir_fd=parent)
+    except OSError:  # not empty (something unrecorded is in it), already gone, or not a directory: leave it
+        pass
+
+
+def _ignore_missing(operation, *arguments: object, **keywords: object) -> None:  # type: ignore[no-untyped-def]
+    try:
+        operation(*arguments, **keywords)
+    except FileNotFoundError:
+        pass
+
+
+def _ignore_existing(operation, *arguments: object, **keywords: object) -> None:  # type: ignore[no-untyped-def]
+    try:
+        operation(*arguments, **keywords)
+    except FileExistsError:
+        pass
+
+
+def _under_any(directory: str, files: dict[str, BankFile]) -> bool:
+    """Whether directory, or one above it, is where the snapshot has a file."""
+    parts = directory.split("/")
+    return any("/".join(parts[:depth]) in files for depth in range(1, len(parts) + 1))
+
+
+def _is_snapshot_file(snapshot: Path, relative: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(snapshot / relative).st_mode)
+    except OSError:
+        return False
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO")):
+        if test(mode):
+            return name
+    return "a file" if stat.S_ISREG(mode) else "a special file"

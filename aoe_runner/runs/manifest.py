@@ -52,20 +52,37 @@ class Fingerprint(BaseModel):
 
 
 class BankFile(BaseModel):
+    """A file of a bank, or a symlink in it: recorded with its target, never followed."""
+
     path: str = Field(description="Relative to the bank directory.")
-    size: int
-    sha256: str
+    size: int = Field(description="Bytes; for a symlink, the length of its target.")
+    sha256: str = Field(description="Of the content; for a symlink, of its target.")
+    mode: int | None = Field(None, description="Permission bits (420 is 0o644); None for a symlink, or when not recorded.")
+    link: str | None = Field(None, description="The target of a symlink, as written; None for a file.")
+
+    def differs_from(self, other: BankFile) -> bool:
+        """Content, kind or target differ, or modes that both sides recorded."""
+        if (self.sha256, self.link) != (other.sha256, other.link):
+            return True
+        return None not in (self.mode, other.mode) and self.mode != other.mode
 
 
 class BankInventory(BaseModel):
     directory: str
     exists: bool
     files: list[BankFile] = Field(default_factory=list)
+    directories: list[str] | None = Field(
+        None, description="Every subdirectory, relative to the bank; None in records made before they were listed."
+    )
     taken_at: datetime
 
     @property
     def total_bytes(self) -> int:
         return sum(file.size for file in self.files)
+
+    @property
+    def symlinks(self) -> list[BankFile]:
+        return [file for file in self.files if file.link is not None]
 
     def by_path(self) -> dict[str, BankFile]:
         return {file.path: file for file in self.files}
