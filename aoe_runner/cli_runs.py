@@ -116,12 +116,16 @@ def _say_how_it_went(reporter: TerminalReporter, manifest: RunManifest) -> None:
 
 @runs_app.command("list")
 def runs_list(
-    script: Annotated[str | None, typer.Option("--script", metavar="PATH", help="Only runs of this script.")] = None,
+    script: Annotated[
+        str | None,
+        typer.Option("--script", metavar="SCRIPT", help="Only runs of this script: a path matches it exactly, a bare name every script so named."),
+    ] = None,
     mode: Annotated[str | None, typer.Option("--mode", metavar="MODE", help="Only op or subgraph runs.")] = None,
     status: Annotated[
         str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status (e.g. failed).")
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, metavar="N", help="Show the newest N runs.")] = 20,
+    kind: Annotated[str | None, typer.Option("--kind", metavar="KIND", help="Only tune or only verify runs.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Show every run (ignores --limit).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run, newest first.")] = False,
 ) -> int:
@@ -134,6 +138,7 @@ def runs_list(
         script=script,
         mode=TuneMode.parse(mode).value if mode else None,
         status=_status(status),
+        kind=_kind(kind),
         limit=None if show_all else limit,
     )
     rows = RunStore(runner_home(), warn=terminal.warning).list(where)
@@ -180,11 +185,11 @@ def bank_restore(
     from aoe_runner.devlock import BankLock, LockHolder
     from aoe_runner.home import runner_home
     from aoe_runner.runs.bank import apply_restore, plan_restore, refuse_if_in_use
-    from aoe_runner.runs.store import RunStore
+    from aoe_runner.runs.store import TUNING, RunStore
     from aoe_runner.tune.session import BANK_SNAPSHOT
 
-    store = RunStore(runner_home())
-    manifest = store.resolve(run)
+    store = RunStore(runner_home(), warn=terminal.warning)
+    manifest = store.resolve(run, kind=TUNING)
     bank = Path(manifest.bank_before.directory)
     if not dry_run:
         refuse_if_in_use(bank, store.live_runs())
@@ -205,6 +210,14 @@ def bank_restore(
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _kind(text: str | None) -> str | None:
+    if text is None:
+        return None
+    if text.strip().lower() not in ("tune", "verify"):
+        raise UsageError(f"--kind: {text!r} is not one of tune, verify")
+    return text.strip().lower()
 
 
 def _status(text: str | None):  # type: ignore[no-untyped-def]
