@@ -59,8 +59,8 @@ def report(
     diff: Annotated[bool, typer.Option("--diff", help="Compare two sets of results: PATHS are OLD NEW.")] = False,
     output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.TABLE,
     output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout (only if there is a result)."),
+        str | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout (only if there is a result; - is stdout)."),
     ] = None,
     top: Annotated[
         int | None,
@@ -170,7 +170,7 @@ def preflight(
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts and every check as JSON.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     save_facts: Annotated[
-        Path | None, typer.Option("--save-facts", metavar="FILE", help="Also write the host facts to FILE.")
+        str | None, typer.Option("--save-facts", metavar="FILE", help="Also write the host facts to FILE (- is stdout).")
     ] = None,
     facts_file: Annotated[
         Path | None, typer.Option("--facts", metavar="FILE", help="Check saved facts instead of measuring this host.")
@@ -248,8 +248,10 @@ def _print_problems(loaded: Sequence[Loaded]) -> None:
             terminal.error(error.message)
 
 
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
+def _emit(text: str, output: str | None) -> None:
+    from aoe_runner.fsutil import STDOUT
+
+    if output is None or output == STDOUT:
         terminal.result(text)
         return
     from aoe_runner.fsutil import write_output

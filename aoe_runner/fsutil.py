@@ -1,12 +1,20 @@
-"""Writes that a crash or Ctrl-C cannot leave half-done: write a temporary file, then rename it."""
+"""Writes that a crash or Ctrl-C cannot leave half-done: write a temporary file, then rename it.
+
+Files are created as any Unix tool creates them, mode 0666 minus the umask (`umask 077` keeps run records and
+outputs private); the temporary file only starts private, so nobody reads it half-written.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import tempfile
 from pathlib import Path
 
 from aoe_runner.errors import InputError
+
+STDOUT = "-"
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -17,6 +25,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~process_umask())
             os.fsync(handle.fileno())
         os.replace(temporary, target)
     except BaseException:
@@ -25,8 +34,44 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 
 def write_output(path: str | os.PathLike[str], text: str) -> None:
-    """atomic_write_text for a path the user named: a failure is an InputError naming the path."""
+    """atomic_write_text for a path the user named (`-` is stdout); a failure is one InputError naming the path."""
+    where = os.fspath(path)
+    if where == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    if not where.strip():
+        raise InputError(repr(where), "an empty path names no file (use -o - for stdout)")
+    _refuse_non_regular(where)
     try:
-        atomic_write_text(path, text)
+        atomic_write_text(where, text)
     except OSError as error:
-        raise InputError(os.fspath(path), f"cannot write: {error.strerror or error}") from None
+        directory = os.path.dirname(os.path.abspath(where))
+        raise InputError(where, f"cannot write: {error.strerror or error} (a new file in {directory} could not be made)") from None
+
+
+def _refuse_non_regular(where: str) -> None:
+    try:
+        info = os.stat(where)
+    except OSError:
+        return  # a new file: its directory decides
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(where, "cannot write: it is a directory (name a file, or - for stdout)")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(where, "cannot write: it is not a regular file (a device, FIFO or socket is never replaced)")
+    if Path(where).resolve().is_relative_to("/proc") or Path(where).resolve().is_relative_to("/sys"):
+        raise InputError(where, "cannot write: files of /proc and /sys are the kernel's, not outputs")
+
+
+def process_umask() -> int:
+    """This process's umask, read without changing it (Linux), else by the set-and-restore dance."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
