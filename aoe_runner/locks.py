@@ -18,8 +18,9 @@ users can write to. The design follows what trusted tools do with such a directo
   check never makes another run see a busy lock. Two runs that lock their own files at the same moment both see the
   other; a run whose holder has not written its name yet is retried after a random pause of a few milliseconds, so
   one of the two wins. Only then is the holder's name written into the file, for the message of whoever is refused.
-- The kernel drops an OFD lock when its holder's last descriptor closes, so a crashed run blocks nobody. The file's
-  content is only a name: it decides nothing.
+- The kernel drops an OFD lock when the last descriptor of it closes, so a crashed run blocks nobody; a run passes
+  the descriptor to its processes (`inherited_fds`), so whatever a killed aoe-runner left running keeps the lock.
+  The file's content is only a name: it decides nothing.
 
 The `struct flock` layout used here is that of 64-bit Linux (x86_64, aarch64), where AOE runs.
 """
@@ -148,9 +149,13 @@ class SharedLock:
         return () if self._fd is None else (self._fd,)
 
     def release(self) -> None:
+        """Close our descriptor: the lock is dropped once no process that inherited it holds it either.
+
+        The name stays in the file: it names the run to whoever finds the lock still held by what that run left
+        behind, and decides nothing once the lock is free.
+        """
         if self._fd is not None:
-            os.ftruncate(self._fd, 0)
-            os.close(self._fd)  # closing drops the lock
+            os.close(self._fd)
             self._fd = None
 
     def __enter__(self: _Lock) -> _Lock:

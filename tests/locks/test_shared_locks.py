@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner.devlock import DeviceLock, LockHolder, current_holder
+from aoe_runner.devlock import DeviceBusy, DeviceLock, LockHolder, current_holder
 from aoe_runner.locks import LockUnusable
+from tests.conftest import ROOT
 from tests.locks.users import ANOTHER, NOBODY, finished, make_shared_tree, needs_root, take_device_lock
 from tests.tune.runner import Home, tune_command
 
@@ -177,3 +179,32 @@ def test_with_protected_regular_users_share_a_device_and_exactly_one_of_a_crowd_
     winners = [outcome for outcome in outcomes if outcome == (0, "held\n")]
     losers = [out for code, out in outcomes if code == 1 and out.startswith("DeviceBusy device 3 is being tuned by another run")]
     assert (len(winners), len(losers)) == (1, 8), outcomes
+
+
+LEAVE_A_CHILD_HOLDING_THE_LOCK = """\
+import subprocess, sys
+from pathlib import Path
+from aoe_runner.devlock import DeviceLock, LockHolder
+with DeviceLock(7, Path(sys.argv[1])).acquire(LockHolder.here("aoe-runner tune train.py (run 1)")) as lock:
+    child = subprocess.Popen(["sleep", "60"], pass_fds=lock.inherited_fds(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid, flush=True)
+"""
+
+
+def test_a_process_a_run_left_behind_keeps_the_lock_and_the_runs_name(tmp_path: Path) -> None:
+    runner = subprocess.run(
+        [sys.executable, "-c", LEAVE_A_CHILD_HOLDING_THE_LOCK, str(tmp_path / "locks")],
+        capture_output=True, text=True, timeout=30, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    leftover = int(runner.stdout)
+    try:
+        holder = current_holder(7, tmp_path / "locks")
+        assert holder is not None and holder.command == "aoe-runner tune train.py (run 1)"
+        with pytest.raises(DeviceBusy, match=r"device 7 is being tuned by another run \(user .*: aoe-runner tune train.py \(run 1\)\)"):
+            DeviceLock(7, tmp_path / "locks").acquire(LockHolder.here("the next run"))
+    finally:
+        os.kill(leftover, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while current_holder(7, tmp_path / "locks") is not None and time.monotonic() < deadline:
+        time.sleep(0.05)  # init reaps the orphan a moment after it dies
+    assert current_holder(7, tmp_path / "locks") is None
