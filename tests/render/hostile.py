@@ -42,11 +42,12 @@ def write_result(
     tuning_name: str = "resnet",
     repo_key: str = "1234",
     name: str = RESULT_NAME,
+    after_us: float = 10.0,
 ) -> Path:
     """One report with one operator, one subgraph and model-level times, in the format of AOE.md §4."""
     summary = {"repo_add_num": 1, "repo_hit_num": 0, "repo_reserved_num": 0, "repo_unsatisfied_num": 0,
                "repo_update_num": 0, "total_num": 1}  # fmt: skip
-    performance = {"performance_after_tune(us)": 10.0, "performance_before_tune(us)": 20.0,
+    performance = {"performance_after_tune(us)": after_us, "performance_before_tune(us)": 20.0,
                    "performance_improvement": "100.00%", "update_mode": "add"}  # fmt: skip
     subgraph = {"performance_before_tune(ms)": 2.0, "performance_after_tune(ms)": 1.0,
                 "performance_improvement": "100.00%", "repo_key": repo_key}  # fmt: skip

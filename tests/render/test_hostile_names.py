@@ -56,6 +56,16 @@ def test_markdown_shows_what_it_escapes(cli, tmp_path: Path) -> None:  # type: i
     assert "&lt;script&gt;x&lt;/script&gt; a\\|b \\`c\\` [l\\](u) \\\\" in out
 
 
+def test_a_list_item_stays_one_plain_item(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write_result(tmp_path, op_name="# heading\n- item <b>", after_us=20.0)  # no speed-up: listed under "No real gain"
+
+    table = cli("report", str(path)).out
+    markdown = cli("report", str(path), "-f", "markdown").out
+
+    assert "\n  # heading\\n- item <b> [Conv2D] (Format)\n" in table
+    assert "\n- \\# heading\\\\n- item &lt;b&gt; [Conv2D] (Format)\n" in markdown
+
+
 def test_csv_cells_never_start_a_formula_nor_a_row(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     for name in HOSTILE:
         result = cli("report", str(_hostile_file(tmp_path, name)), "-f", "csv")
