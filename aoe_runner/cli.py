@@ -60,7 +60,9 @@ def report(
     output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.TABLE,
     output: Annotated[
         str | None,
-        typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout (only if there is a result; - is stdout)."),
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Write here instead of stdout (only if there is a result; - is stdout)."
+        ),
     ] = None,
     top: Annotated[
         int | None,
@@ -129,6 +131,7 @@ def validate(
     ],
 ) -> int:
     """Check raw result files against the JSON Schema of AOE's format; print each error with its JSON path."""
+    from aoe_runner.render.safe_text import visible
     from aoe_runner.results import find_result_files
     from aoe_runner.validation import validate_file
 
@@ -142,9 +145,9 @@ def validate(
             continue
         violations += len(problems)
         for problem in problems:
-            terminal.result(f"{path}: {problem.json_path}: {problem.message}\n")
+            terminal.result(visible(f"{path}: {problem.json_path}: {problem.message}") + "\n")
         if not problems:
-            terminal.result(f"{path}: valid\n")
+            terminal.result(visible(f"{path}: valid") + "\n")
     for error in errors:
         terminal.error(error.message)
     if errors:
@@ -190,7 +193,9 @@ def preflight(
         write_facts(facts, save_facts)
         terminal.info(f"wrote {save_facts}")
     if as_json:
-        terminal.result(result.model_dump_json(indent=2) + "\n")
+        from aoe_runner.jsontext import dump_json
+
+        terminal.result(dump_json(result))
     else:
         from aoe_runner.render.preflight_table import render_preflight
 

@@ -54,8 +54,12 @@ def tune(
         str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, for preflight.")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Run even when preflight fails.")] = False,
+    skip: Annotated[
+        list[str] | None,
+        typer.Option("--skip", metavar="CHECK[,CHECK]", help="Run even when these preflight checks fail (repeatable)."),
+    ] = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the environment changes and the command; run nothing.")
+        bool, typer.Option("--dry-run", help="Print what a run would do and whether preflight lets it start; run nothing.")
     ] = False,
 ) -> int:
     """Run a training script under AOE tuning: preflight, device lock, live progress, a full run record."""
@@ -82,11 +86,13 @@ def tune(
         grace_s=parse_duration(grace, "--grace"),
         model_memory=model_memory,
         force=force,
+        skip=tuple(name.strip() for names in skip or [] for name in names.split(",") if name.strip()),
     )
     store = RunStore(runner_home(), warn=terminal.warning)
     if dry_run:
-        terminal.result(plan_dry_run(request, store).describe())
-        return ExitCode.OK
+        plan = plan_dry_run(request, store)
+        terminal.result(plan.describe())
+        return ExitCode.OK if plan.would_start else ExitCode.FINDING
     from aoe_runner.render.tune_progress import TerminalReporter
     from aoe_runner.tune.relay import TerminalOutput
     from aoe_runner.tune.signals import signals_deferred, signals_interrupt
@@ -97,7 +103,8 @@ def tune(
             with signals_interrupt():  # until the script starts, SIGTERM and SIGHUP cancel like Ctrl-C
                 manifest = run_tune(request, reporter, store, output)
         except KeyboardInterrupt as signal_name:
-            raise Interrupted(f"interrupted ({signal_name or 'SIGINT'}) before the script started; nothing was recorded") from None
+            why = f"interrupted ({signal_name or 'SIGINT'}) before the script started; nothing was recorded"
+            raise Interrupted(why) from None
         with signals_deferred():  # the run is recorded: say how it went, whatever arrives now
             _say_how_it_went(reporter, manifest)
     return manifest.exit_code if manifest.exit_code is not None else ExitCode.INTERNAL
@@ -118,7 +125,11 @@ def _say_how_it_went(reporter: TerminalReporter, manifest: RunManifest) -> None:
 def runs_list(
     script: Annotated[
         str | None,
-        typer.Option("--script", metavar="SCRIPT", help="Only runs of this script: a path matches it exactly, a bare name every script so named."),
+        typer.Option(
+            "--script",
+            metavar="SCRIPT",
+            help="Only runs of this script: a path matches it exactly, a bare name every script so named.",
+        ),
     ] = None,
     mode: Annotated[str | None, typer.Option("--mode", metavar="MODE", help="Only op or subgraph runs.")] = None,
     status: Annotated[
@@ -166,7 +177,9 @@ def runs_show(
     store = RunStore(runner_home(), warn=terminal.warning)
     manifest = store.resolve(run)
     if as_json:
-        terminal.result(manifest.model_dump_json(indent=2) + "\n")
+        from aoe_runner.jsontext import dump_json
+
+        terminal.result(dump_json(manifest))
     else:
         from aoe_runner.render.runs import render_run
 
@@ -258,7 +271,9 @@ def verify(
     unit: Annotated[str | None, typer.Option("--unit", metavar="UNIT", help="ms, s or steps/s for --step-pattern.")] = None,
     threshold: Annotated[str, typer.Option("--threshold", metavar="PCT", help="Exit 1 when slower by more than this.")] = "2%",
     output_format: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="table, markdown or json.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report here.")] = None,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report here (- is stdout).")
+    ] = None,
     python: Annotated[
         str, typer.Option("--python", metavar="EXE", help="Interpreter for a .py script [default: this one].", show_default=False)
     ] = sys.executable,
@@ -294,7 +309,9 @@ def verify(
     )
     report = run_verify(request, TerminalReporter(terminal, live=False), RunStore(runner_home(), warn=terminal.warning))
     if output_format == "json":
-        text = report.model_dump_json(indent=2) + "\n"
+        from aoe_runner.jsontext import dump_json
+
+        text = dump_json(report)
     else:
         from aoe_runner.render.verify_report import render_verify
 

@@ -47,7 +47,9 @@ def write_output(path: str | os.PathLike[str], text: str) -> None:
         atomic_write_text(where, text)
     except OSError as error:
         directory = os.path.dirname(os.path.abspath(where))
-        raise InputError(where, f"cannot write: {error.strerror or error} (a new file in {directory} could not be made)") from None
+        raise InputError(
+            where, f"cannot write: {error.strerror or error} (a new file in {directory} could not be made)"
+        ) from None
 
 
 def _refuse_non_regular(where: str) -> None:

@@ -64,7 +64,9 @@ def test_a_fifo_as_output_is_refused_without_hanging(tmp_path: Path) -> None:
 def test_outputs_and_run_records_follow_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
     home = Home(tmp_path)
     out = tmp_path / "summary.json"
-    assert run_cli("report", str(SAMPLES / "training_opat"), "-f", "json", "-o", str(out), cwd=tmp_path, umask=umask).returncode == 0
+    assert (
+        run_cli("report", str(SAMPLES / "training_opat"), "-f", "json", "-o", str(out), cwd=tmp_path, umask=umask).returncode == 0
+    )
     tuned = run_cli("tune", str(SIMULATOR), "--mode", "op", "--force", "--", "exit", "0", cwd=tmp_path, umask=umask, env=home.env)
     assert tuned.returncode == 0, tuned.stderr
 

@@ -107,6 +107,18 @@ class MarkerSeen(BaseModel):
     count: int
 
 
+class CodeSeen(BaseModel):
+    """An AOE or CANN error code in the run's output, with what it means and what to try next."""
+
+    code: str = Field(description="e.g. EG0013, WG0000, EZ3003.")
+    meaning: str
+    next_step: str
+    preflight_check: str | None = Field(None, description="The preflight check that looks at the same thing.")
+    first_line: str
+    first_seen_at: datetime
+    count: int
+
+
 class Progress(BaseModel):
     reports: int = 0
     operators_added: int = 0
@@ -145,6 +157,9 @@ class PreflightOutcome(BaseModel):
     failed: list[str] = Field(default_factory=list, description="Names of the checks that failed.")
     warned: list[str] = Field(default_factory=list)
     forced: bool = Field(False, description="Launched despite failures (--force).")
+    skipped: list[str] = Field(
+        default_factory=list, description="Checks that failed or warned but were skipped by --skip, so they did not count."
+    )
 
 
 class VerifyLink(BaseModel):
@@ -190,6 +205,7 @@ class RunManifest(BaseModel):
     script_signal: str | None = Field(None, description="The signal that ended the script, when one did.")
     stopped_by: str | None = Field(None, description="Why aoe-runner stopped the script: SIGINT, SIGTERM or timeout.")
     markers: list[MarkerSeen] = Field(default_factory=list)
+    aoe_codes: list[CodeSeen] = Field(default_factory=list, description="AOE/CANN error codes the output showed.")
     progress: Progress = Field(default_factory=Progress)
     result_files: list[RecordedResult] = Field(default_factory=list)
     bank_before: BankInventory

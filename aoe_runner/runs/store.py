@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from aoe_runner.errors import InputError
 from aoe_runner.fsutil import atomic_write_text
+from aoe_runner.jsontext import dump_json, load_json
 from aoe_runner.runs.index import RunFilter, RunIndex, RunRow, row_of
 from aoe_runner.runs.manifest import MANIFEST_NAME, RunManifest, RunStatus
 
@@ -96,12 +97,12 @@ class RunStore:
 
     def save(self, manifest: RunManifest) -> None:
         """Write the manifest atomically, then index it; a crash in between is repaired on the next read."""
-        atomic_write_text(self.run_dir(manifest.id) / MANIFEST_NAME, manifest.model_dump_json(indent=2) + "\n")
+        atomic_write_text(self.run_dir(manifest.id) / MANIFEST_NAME, dump_json(manifest))
         self.index.upsert(manifest)
 
     def save_start(self, manifest: RunManifest) -> None:
         """Record a run before its script starts, and keep room for its end; nothing is left when this fails."""
-        text = manifest.model_dump_json(indent=2) + "\n"
+        text = dump_json(manifest)
         try:
             atomic_write_text(self.run_dir(manifest.id) / MANIFEST_NAME, text)
             _reserve(self.run_dir(manifest.id) / RESERVE_NAME, 2 * len(text))
@@ -131,7 +132,7 @@ class RunStore:
         reserve = path.with_name(RESERVE_NAME)
         while True:
             try:
-                atomic_write_text(path, manifest.model_dump_json(indent=2) + "\n")
+                atomic_write_text(path, dump_json(manifest))
                 return manifest
             except OSError as error:
                 if error.errno not in _NO_ROOM or not reserve.exists():
@@ -143,14 +144,16 @@ class RunStore:
     def load(self, run_id: str) -> RunManifest:
         path = self.run_dir(run_id) / MANIFEST_NAME
         try:
-            return RunManifest.model_validate_json(path.read_bytes())
+            return load_json(RunManifest, path.read_bytes())
         except OSError as error:
             raise InputError(str(path), f"cannot read the run manifest: {error.strerror or error}") from None
-        except ValidationError as error:
-            raise InputError(str(path), f"not a run manifest: {error.errors()[0]['msg']}") from None
+        except ValueError as error:  # pydantic's ValidationError, or json's for a document that is not JSON
+            why = error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
+            raise InputError(str(path), f"not a run manifest: {why}") from None
 
-    def list(self, where: RunFilter = RunFilter()) -> list[RunRow]:
+    def list(self, where: RunFilter | None = None) -> list[RunRow]:
         """Runs newest first; runs whose supervisor died are marked abandoned on the way."""
+        where = where or RunFilter()
         if not self.db_path.exists() and not self.runs_dir.is_dir():
             return []
         rows = self.index.rows(where)
@@ -223,7 +226,7 @@ class RunStore:
             return
         for manifest_path in self.runs_dir.glob(f"*/{MANIFEST_NAME}"):
             try:
-                yield RunManifest.model_validate_json(manifest_path.read_bytes())
+                yield load_json(RunManifest, manifest_path.read_bytes())
             except (OSError, ValidationError, ValueError):
                 self.warn(f"{manifest_path}: not a readable run manifest; left out of the index")
 

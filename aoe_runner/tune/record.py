@@ -22,6 +22,8 @@ from aoe_runner.proc import run_bounded
 from aoe_runner.runs.bank import changes_between, sha256_of, take_inventory
 from aoe_runner.runs.manifest import LOG_NAME, Fingerprint, MarkerSeen, Progress, RecordedResult, RunManifest, RunStatus
 from aoe_runner.runs.store import RunStore
+from aoe_runner.tune.aoe_codes import CodeScanner
+from aoe_runner.tune.aoe_codes import describe as describe_code
 from aoe_runner.tune.markers import MarkerScanner
 from aoe_runner.tune.relay import TerminalOutput
 from aoe_runner.tune.signals import signals_deferred
@@ -120,12 +122,16 @@ def _supervise(
     watcher = ResultWatcher(Path(manifest.work_dir))
     background = BackgroundWatcher(watcher)
     scanner = MarkerScanner()
+    codes = CodeScanner()
     shown: set[str] = set()
 
     def on_output(data: bytes) -> None:
         scanner.feed(data)
         while scanner.new:
             reporter.marker(scanner.new.pop(0))
+        codes.feed(data)
+        while codes.new:
+            reporter.notice(f"warning: {describe_code(codes.new.pop(0))}")
 
     def on_tick() -> None:
         if background.tick():
@@ -161,6 +167,14 @@ def _supervise(
         outcome.problems.append(f"the script left processes running; they were stopped: {named}")
     _finish_watching(manifest, background, run_dir, reporter)
     manifest.markers = scanner.seen
+    manifest.aoe_codes = codes.seen
+    if not manifest.result_files and any(marker.kind != "tuning_on" for marker in scanner.seen):
+        looked = " and ".join(str(directory) for directory in watcher.directories)
+        manifest.warnings.append(
+            f"AOE printed that it finished tuning, but no aoe_result_*.json appeared in {looked}; a script that sets its "
+            "own work path (TF work_path, ASCEND_WORK_PATH) writes them elsewhere: point --work-dir there"
+        )
+        reporter.notice(f"warning: {manifest.warnings[-1]}")
     for problem in outcome.problems + [p for p in watcher.problems if p not in shown]:
         reporter.notice(f"warning: {problem}")
     return outcome

@@ -34,6 +34,7 @@ class TuneRequest:
     grace_s: float = DEFAULT_GRACE_S
     model_memory: str | None = None
     force: bool = False
+    skip: tuple[str, ...] = ()  # preflight checks whose failures and warnings do not stop the run
 
     def __post_init__(self) -> None:
         if self.te_parallel is not None and self.te_parallel not in TE_PARALLEL_RANGE:
@@ -104,3 +105,12 @@ def parse_duration(text: str, option: str) -> float:
     if seconds <= 0:
         raise UsageError(f"{option}: {text!r} must be more than zero")
     return seconds
+
+
+def format_duration(seconds: float) -> str:
+    """The inverse of parse_duration, shortest form: 5400 -> '1h30m', 0.5 -> '0.5s'."""
+    if seconds < 60:
+        return f"{seconds:g}s"
+    whole = round(seconds)
+    parts = [(whole // 86400, "d"), (whole % 86400 // 3600, "h"), (whole % 3600 // 60, "m"), (whole % 60, "s")]
+    return "".join(f"{value}{unit}" for value, unit in parts if value)

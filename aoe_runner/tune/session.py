@@ -1,57 +1,79 @@
-"""One `aoe-runner tune` run from start to end: preflight, lock, bank snapshot, then a supervised, recorded run."""
+"""One `aoe-runner tune` run from start to end: gate (preflight), locks, bank snapshot, then a supervised, recorded run."""
 
 from __future__ import annotations
 
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aoe_runner.devlock import DeviceLock, LockHolder
-from aoe_runner.errors import AoeRunnerError, ExitCode
-from aoe_runner.preflight.checks import Status
+from aoe_runner.devlock import BankLock, DeviceLock, LockHolder
+from aoe_runner.errors import AoeRunnerError
 from aoe_runner.preflight.facts import HostFacts, default_bank, gather_facts, resolve_against
-from aoe_runner.preflight.plan import plan_for
-from aoe_runner.preflight.report import check_host
+from aoe_runner.render.safe_text import visible
 from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import PreflightOutcome, RunManifest, RunStatus
 from aoe_runner.runs.store import RunStore
+from aoe_runner.tune.gate import Gate, refuse_unforcible, run_preflight
 from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
 from aoe_runner.tune.relay import TerminalOutput
-from aoe_runner.tune.request import TuneRequest
+from aoe_runner.tune.request import TuneRequest, format_duration
 
 BANK_SNAPSHOT = "bank-before"
 WORK_DIR = "work"
 
 
-class PreflightFailed(AoeRunnerError):
-    exit_code = ExitCode.FINDING
-
-
 @dataclass
 class DryRun:
+    """Everything a real run would do, and whether it would be allowed to start."""
+
     command: list[str]
     working_directory: str
     changes: dict[str, str]
-    device: int
-    bank: Path
+    gate: Gate
+    steps: list[str] = field(default_factory=list)
+    blocked_by: list[str] = field(default_factory=list)  # what would refuse the run besides preflight
+
+    @property
+    def would_start(self) -> bool:
+        return not self.gate.refused and not self.blocked_by
 
     def describe(self) -> str:
         lines = [f"would run in {self.working_directory}:", f"  {shlex.join(self.command)}", "with these environment changes:"]
         lines += [f"  {name}={shlex.quote(value)}" for name, value in sorted(self.changes.items())]
-        lines += [f"holding the lock of device {self.device}; bank {self.bank}"]
-        return "\n".join(lines) + "\n"
+        lines += self.steps + [self.gate.verdict(), *self.blocked_by]
+        lines.append("a real run would start" if self.would_start else "a real run would be refused: nothing would be launched")
+        return "\n".join(visible(line) for line in lines) + "\n"
 
 
 def dry_run(request: TuneRequest, store: RunStore, base_env: Mapping[str, str] | None = None) -> DryRun:
     base = dict(os.environ if base_env is None else base_env)
-    request.check_script()
+    refuse_unforcible(request)
     work_dir = request.work_dir.resolve() if request.work_dir else store.runs_dir / "<run id>" / WORK_DIR
     changes = request.environment_changes(base, work_dir)
-    bank = bank_directory({**base, **changes}, None, request)
-    return DryRun(request.command(), os.getcwd(), changes, request.device_id(base), bank)
+    env = {**base, **changes}
+    facts = gather_facts(env=env)
+    gate = run_preflight(facts, request, env)
+    bank = bank_directory(env, facts, request)
+    device = request.device_id(base)
+    plan = DryRun(request.command(), os.getcwd(), changes, gate)
+    if request.bank is not None and not request.bank.exists():
+        plan.steps.append(f"would create the bank directory {request.bank}")
+    plan.steps.append(f"would record the run in {store.runs_dir / '<run id>'}, with a snapshot of the bank {bank}")
+    for lock, what in ((DeviceLock(device), f"device {device}"), (BankLock(bank), f"the bank {bank}")):
+        holder = _holder_or_problem(lock)
+        plan.steps.append(f"would hold the lock of {what}" + (f" (now held: {holder})" if holder else " (free now)"))
+        if holder:
+            plan.blocked_by.append(f"{what} is held by another run ({holder})")
+    if request.timeout_s is not None:
+        plan.steps.append(
+            f"would stop the script after {format_duration(request.timeout_s)} (--timeout), then SIGKILL "
+            f"after {format_duration(request.grace_s)} more (--grace)"
+        )
+    return plan
 
 
 def run_tune(
@@ -63,20 +85,21 @@ def run_tune(
 ) -> RunManifest:
     """Launch, supervise and record one tuning run; the manifest's exit_code is what `tune` should exit with."""
     base = dict(os.environ if base_env is None else base_env)
-    request.check_script()
+    refuse_unforcible(request)
     store.ensure_writable()
     device = request.device_id(base)
     started_at = datetime.now(timezone.utc)
     run_id, run_dir = store.create_run_directory(started_at)
-    with discarded_on_failure(run_dir):
+    with discarded_on_failure(run_dir), ExitStack() as locks:
         work_dir = _work_dir(request, run_dir)
         changes = request.environment_changes(base, work_dir)
         env = {**base, **changes}
-        if request.bank is not None and not request.bank.exists():
-            request.bank.mkdir(parents=True)
-            reporter.notice(f"created the bank directory {request.bank}")
         facts = gather_facts(env=env)
-        outcome = _preflight(facts, request, env, reporter)
+        gate = run_preflight(facts, request, env)
+        if gate.outcome.failed or gate.outcome.warned:
+            reporter.preflight(gate.report, request.force)
+        if gate.refused:
+            raise gate.refusal()
         holder = LockHolder(
             user=facts.user,
             pid=os.getpid(),
@@ -84,11 +107,16 @@ def run_tune(
             started_at=started_at.isoformat(timespec="seconds"),
             command=f"aoe-runner tune {shlex.join([str(request.script), *request.arguments])} (run {run_id})",
         )
-        lock = DeviceLock(device).acquire(holder)
-    with lock:
-        with discarded_on_failure(run_dir):
-            manifest = _start_record(request, run_id, run_dir, facts, env, changes, outcome, started_at, device, work_dir)
-        return execute_recorded(store, manifest, env, reporter, request.grace_s, terminal, inherit_fds=lock.inherited_fds())
+        device_lock = locks.enter_context(DeviceLock(device).acquire(holder))
+        bank_lock = locks.enter_context(BankLock(bank_directory(env, facts, request)).acquire(holder))
+        if request.bank is not None and not request.bank.exists():
+            request.bank.mkdir(parents=True)
+            reporter.notice(f"created the bank directory {request.bank}")
+        manifest = _start_record(request, run_id, run_dir, facts, env, changes, gate.outcome, started_at, device, work_dir)
+        held = device_lock.inherited_fds() + bank_lock.inherited_fds()
+        locks_held = locks.pop_all()
+    with locks_held:
+        return execute_recorded(store, manifest, env, reporter, request.grace_s, terminal, inherit_fds=held)
 
 
 def _start_record(
@@ -142,15 +170,9 @@ def _work_dir(request: TuneRequest, run_dir: Path) -> Path:
     return work_dir
 
 
-def _preflight(facts: HostFacts, request: TuneRequest, env: Mapping[str, str], reporter: RunReporter) -> PreflightOutcome:
-    plan = plan_for(request.mode.value, 1, request.model_memory, env)
-    report = check_host(facts, plan)
-    failed = [check.id for check in report.checks if check.status is Status.FAIL]
-    warned = [check.id for check in report.checks if check.status is Status.WARN]
-    if failed or warned:
-        reporter.preflight(report, request.force)
-    if failed and not request.force:
-        raise PreflightFailed(
-            f"preflight failed ({', '.join(failed)}): nothing was launched; fix these or pass --force to run anyway"
-        )
-    return PreflightOutcome(failed=failed, warned=warned, forced=bool(failed))
+def _holder_or_problem(lock: DeviceLock | BankLock) -> str | None:
+    try:
+        holder = lock.holder()
+    except AoeRunnerError as error:
+        return f"unusable: {error.message}"
+    return holder.describe() if holder else None

@@ -111,4 +111,3 @@ def _describe(process: psutil.Process) -> Leftover:
             return Leftover(process.pid, process.name(), " ".join(process.cmdline())[:200])
     except psutil.Error:
         return Leftover(process.pid, "?", "")
-

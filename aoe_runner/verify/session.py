@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from aoe_runner.devlock import DeviceLock, LockHolder
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, Interrupted, UsageError
 from aoe_runner.fsutil import atomic_write_text
+from aoe_runner.jsontext import dump_json
 from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import RunManifest, RunStatus, VerifyLink
@@ -123,7 +124,7 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
                 manifests.append(manifest)
                 _stop_on_failure(manifest, store)
     report = _report(request, plan, verification, manifests, store, step_format)
-    atomic_write_text(directory / "report.json", report.model_dump_json(indent=2) + "\n")
+    atomic_write_text(directory / "report.json", dump_json(report))
     return report
 
 
@@ -242,7 +243,7 @@ def _report(
     runs = []
     for manifest in manifests:
         assert manifest.verify is not None
-        times = chosen.step_times_ms(logs[manifest.id])
+        times = chosen.step_times_ms(logs[manifest.id], str(store.run_dir(manifest.id) / manifest.log))
         drop = request.warmup if request.warmup is not None else default_warmup(len(times))
         if len(times) <= drop:
             log = store.run_dir(manifest.id) / manifest.log

@@ -182,6 +182,17 @@ def leave_stubborn(options: argparse.Namespace) -> int:
     return 0
 
 
+def aoe_errors(options: argparse.Namespace) -> int:
+    """AOE's own error lines, then its finished marker, and no result file (as when the script sets its own work path)."""
+    print("in tune mode, training graph handled by tools", flush=True)
+    print("[ERROR] AOE(12345,python):2026-11-21-12:00:01.000.000 [EG0013] Device error: set device 0 failed.", flush=True)
+    print("[WARNING] AOE(12345,python): WG0000 memory insufficient, tuning may be slow", file=sys.stderr, flush=True)
+    print("EH9999: Inner Error! init runtime platform info failed, SocVersion = Ascend910B3", file=sys.stderr, flush=True)
+    print("[ERROR] AOE: [EG0013] Device error again", flush=True)
+    print("[Aoe]Aoe process finished,cost time 3s.", flush=True)
+    return 0
+
+
 def sleep(options: argparse.Namespace) -> int:
     time.sleep(float(options.value))
     return 0
@@ -280,6 +291,7 @@ BEHAVIOURS = {
     "grandchild": grandchild,
     "fill-disk": fill_disk,
     "leave-stubborn": leave_stubborn,
+    "aoe-errors": aoe_errors,
 }
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tune.runner import Home, aoe_runner, alive, pids_in, start_tune, tune, wait_for_output, wait_until_gone
+from tests.tune.runner import Home, alive, aoe_runner, pids_in, start_tune, tune, wait_for_output, wait_until_gone
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 
@@ -243,7 +243,9 @@ def test_a_disk_that_fills_up_during_the_run_keeps_the_outcome(home: Home, small
 @needs_root
 def test_the_history_reads_on_a_read_only_home(home: Home, small_disk: Path) -> None:
     env = {**home.env, "AOE_RUNNER_HOME": str(small_disk / "home")}
-    first = subprocess.run(_tune_argv("progress", "--reports", "1", "--interval", "0"), env=env, cwd=home.root, capture_output=True)
+    first = subprocess.run(
+        _tune_argv("progress", "--reports", "1", "--interval", "0"), env=env, cwd=home.root, capture_output=True
+    )
     assert first.returncode == 0, first.stderr
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
 
@@ -332,4 +334,8 @@ def _orphans_of(pid_file: Path) -> list[int]:
     """The simulator's forked middle process, which writes no pid file: found by its command line."""
     import psutil
 
-    return [p.pid for p in psutil.process_iter(["cmdline"]) if "grandchild" in " ".join(p.info["cmdline"] or []) and p.pid != os.getpid()]
+    return [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if "grandchild" in " ".join(p.info["cmdline"] or []) and p.pid != os.getpid()
+    ]

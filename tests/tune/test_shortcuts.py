@@ -44,7 +44,6 @@ def listed(home: Home, *options: str) -> list[dict]:
 
 def test_latest_means_the_latest_tuning_run_where_a_tuning_run_is_needed(home: Home) -> None:
     assert tune_script(home, SIMULATOR, "progress", "--reports", "1", "--interval", "0") == 0
-    tuning = home.only_manifest()
     verified = verify(home)
     assert verified.returncode == 0, verified.stderr
     assert listed(home, "--limit", "1")[0]["kind"] == "verify"  # the newest run is a verify run
