@@ -32,7 +32,8 @@ class RunStatus(str, Enum):
 class Fingerprint(BaseModel):
     """What must match for two runs' results to be comparable."""
 
-    cann_version: str | None
+    cann_version: str | None = Field(description="The release (8.1.RC1); runs recorded before 0.2 may hold the inner number.")
+    cann_inner_version: str | None = Field(None, description="The inner build number (7.7.0.1.238), when known.")
     soc: str | None
     driver_version: str | None = None
     python: str
@@ -41,14 +42,20 @@ class Fingerprint(BaseModel):
     def drift_from(self, other: Fingerprint) -> list[str]:
         """The comparable-environment differences, e.g. ['CANN version 8.0.0 != 8.1.RC1']."""
         differences = []
-        for label, mine, theirs in (
-            ("CANN version", self.cann_version, other.cann_version),
-            ("SoC", self.soc, other.soc),
-            ("driver version", self.driver_version, other.driver_version),
-        ):
+        if not self._same_cann(other):
+            differences.append(f"CANN version {self.cann_version or 'unknown'} != {other.cann_version or 'unknown'}")
+        for label, mine, theirs in (("SoC", self.soc, other.soc), ("driver version", self.driver_version, other.driver_version)):
             if mine != theirs:
                 differences.append(f"{label} {mine or 'unknown'} != {theirs or 'unknown'}")
         return differences
+
+    def _same_cann(self, other: Fingerprint) -> bool:
+        """Equal releases, or one run's inner number as the other's version (recorded before releases were read)."""
+        mine = {self.cann_version, self.cann_inner_version} - {None}
+        theirs = {other.cann_version, other.cann_inner_version} - {None}
+        if self.cann_version == other.cann_version:
+            return True
+        return bool(mine and theirs) and (self.cann_version in theirs or other.cann_version in mine)
 
 
 class BankFile(BaseModel):

@@ -90,6 +90,7 @@ def discarded_on_failure(run_dir: Path) -> Iterator[None]:
 def fingerprint_of(facts: HostFacts) -> Fingerprint:
     return Fingerprint(
         cann_version=facts.cann.version,
+        cann_inner_version=facts.cann.inner_version,
         soc=facts.soc,
         driver_version=facts.cann.driver_version,
         python=facts.python,

@@ -106,3 +106,19 @@ def test_a_work_dir_outside_the_record_is_copied_into_it(tmp_path: Path) -> None
     copy = tmp_path / "home" / "runs" / manifest["id"] / result["recorded"]
     assert copy.read_bytes() == Path(result["source"]).read_bytes()
     assert manifest["environment"]["ASCEND_WORK_PATH"] == str(work)
+
+
+def test_a_release_and_its_inner_number_are_the_same_cann_and_other_releases_drift() -> None:
+    from aoe_runner.runs.manifest import Fingerprint
+
+    recorded_before = Fingerprint(cann_version="7.7.0.1.238", soc="Ascend910B3", python="3.11", hostname="h")
+    recorded_now = Fingerprint(
+        cann_version="8.1.RC1", cann_inner_version="7.7.0.1.238", soc="Ascend910B3", python="3.11", hostname="h"
+    )
+    upgraded = Fingerprint(
+        cann_version="8.2.RC1", cann_inner_version="7.8.0.1.100", soc="Ascend910B3", python="3.11", hostname="h"
+    )
+
+    assert recorded_before.drift_from(recorded_now) == [] and recorded_now.drift_from(recorded_before) == []
+    assert recorded_now.drift_from(upgraded) == ["CANN version 8.1.RC1 != 8.2.RC1"]
+    assert recorded_before.drift_from(upgraded) == ["CANN version 7.7.0.1.238 != 8.2.RC1"]
