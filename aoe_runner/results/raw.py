@@ -3,7 +3,8 @@
 The fast path is one typed msgspec decode (`typed.py`) for the current training format; other
 variants take one generic msgspec decode. The slow path, a stdlib decoder that walks the top-level
 object one report at a time, runs only when that fails (a file cut off while AOE was writing it) or
-when a report key may be repeated (a dict would keep only the last of two identical keys).
+when a report key may be repeated (a dict would keep only the last of two identical keys). Bytes that
+are not UTF-8 are read as U+FFFD, and lone surrogates kept as written, each with a note for the user.
 """
 
 from __future__ import annotations
@@ -16,13 +17,25 @@ from typing import Any, Literal
 import msgspec
 
 from aoe_runner.errors import InputError
+from aoe_runner.results.text import (
+    BOM,
+    TOO_DEEP,
+    decode_value,
+    escaped,
+    lone_surrogates,
+    may_hold_lone_surrogates,
+    repaired_text,
+    shortened,
+    strict_text,
+)
 from aoe_runner.results.typed import NotTyped, decode_typed
 
-_BOM = b"\xef\xbb\xbf"
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
-_PARTIAL_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_OUTSIDE_STRING = frozenset("{}[],:0123456789+-.eE truefalsn\t\n\r")
+_OUTSIDE_STRINGS = re.compile(r"[0-9+\-.eEtruefalsn,: \t\n\r]*")  # a run of JSON's own characters between strings
+_CLOSING = {"{": ord("}"), "[": ord("]")}
+_LONGEST_ESCAPE = 12  # a surrogate pair, \ud83d\ude00: a bad \u escape this close to the end may be cut off
+_SHOWN_KEY = 80  # characters of a cut-off report key named in a warning
 
 
 @dataclass
@@ -33,6 +46,7 @@ class RawDocument:
     entries: list[tuple[str | None, Any]] = field(default_factory=list)
     partial: bool = False
     cut_off_report: str | None = None  # the key of the report that was being written when the file ends
+    notes: list[str] = field(default_factory=list)  # what the user should know about how the bytes were read
 
 
 def decode(data: bytes, where: str, *, typed: bool = True) -> RawDocument:
@@ -40,34 +54,65 @@ def decode(data: bytes, where: str, *, typed: bool = True) -> RawDocument:
 
     `typed=False` skips the typed fast path (tests use it to check that both paths agree).
     """
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
+    data = data.removeprefix(BOM)
+    try:
+        try:
+            return _decode_utf8(data, where, typed)
+        except UnicodeDecodeError:  # a byte that is not UTF-8, seen by msgspec or by the slow path
+            return _decode_repaired(data, where, typed)
+    except RecursionError:
+        raise InputError(where, TOO_DEEP) from None
+
+
+def _decode_utf8(data: bytes, where: str, typed: bool) -> RawDocument:
     if typed:
         try:
             return RawDocument("training", decode_typed(data))
         except NotTyped as miss:
             if not miss.generic_can_decode:  # a generic dict would fail the same way or drop a repeated key
-                return _decode_incrementally(_text_of(data, where), where)
+                return _decode_slowly(data, where)
     try:
         doc = msgspec.json.decode(data)
     except msgspec.DecodeError:
-        return _decode_incrementally(_text_of(data, where), where)
+        return _decode_slowly(data, where)
     if isinstance(doc, dict):
         if data.count(b'"report_') > len(doc):  # a repeated key would have been dropped
-            return _decode_incrementally(_text_of(data, where), where)
+            return _decode_slowly(data, where)
         return RawDocument("training", list(doc.items()))
     if isinstance(doc, list):
         return RawDocument("offline", [(None, doc)])
     raise InputError(where, f"not an AOE result file: the top level is {_kind(doc)}, not an object or a list")
 
 
-def _text_of(data: bytes, where: str) -> str:
+def _decode_repaired(data: bytes, where: str, typed: bool) -> RawDocument:
+    """Read each invalid UTF-8 sequence as U+FFFD; when even then it is no result file, blame the encoding."""
+    text, repair = repaired_text(data)
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        if error.reason == "unexpected end of data":  # cut off inside a multi-byte character
-            return data[: error.start].decode("utf-8", errors="strict")
-        raise InputError(where, f"not UTF-8 text (byte {error.start})") from None
+        document = _decode_utf8(text.encode(), where, typed)
+    except InputError:
+        if repair is None:  # only a character cut off at the end, which the slow path drops anyway
+            raise
+        raise InputError(where, f"not UTF-8 text (byte {repair.first_bad_byte})") from None
+    if repair is not None:
+        document.notes.insert(0, repair.describe())
+    return document
+
+
+def _decode_slowly(data: bytes, where: str) -> RawDocument:
+    text = strict_text(data)
+    document = _decode_incrementally(text, where)
+    if may_hold_lone_surrogates(text):
+        _note_lone_surrogates(document)
+    return document
+
+
+def _note_lone_surrogates(document: RawDocument) -> None:
+    found = [string for _, string in lone_surrogates(document.entries)]
+    if found:
+        document.notes.append(
+            f"{len(found)} string(s) hold a lone surrogate (a \\ud800-\\udfff escape without its pair), which is not"
+            f' valid Unicode; kept as written (first: "{escaped(shortened(found[0], 60))}")'
+        )
 
 
 def _decode_incrementally(text: str, where: str) -> RawDocument:
@@ -84,7 +129,7 @@ def _decode_incrementally(text: str, where: str) -> RawDocument:
 
 def _decode_offline_list(text: str, start: int, where: str) -> RawDocument:
     try:
-        value, end = _DECODER.raw_decode(text, start)
+        value, end = decode_value(_DECODER, text, start)
     except json.JSONDecodeError as error:
         _require_truncation(text, start, where, error)
         return RawDocument("offline", partial=True, cut_off_report="the offline report")
@@ -132,7 +177,7 @@ def _decode_member(text: str, pos: int, where: str) -> tuple[str, Any, int] | No
     if pos == len(text):
         return None
     try:
-        value, end = _DECODER.raw_decode(text, pos)
+        value, end = decode_value(_DECODER, text, pos)
     except json.JSONDecodeError as error:
         _require_truncation(text, pos, where, error)
         return None
@@ -141,9 +186,19 @@ def _decode_member(text: str, pos: int, where: str) -> tuple[str, Any, int] | No
 
 def _cut_off(document: RawDocument, text: str, pos: int) -> RawDocument:
     document.partial = True
-    key = _PARTIAL_KEY.match(text, pos)
-    document.cut_off_report = key.group(1) if key else None
+    document.cut_off_report = _key_at(text, pos)
     return document
+
+
+def _key_at(text: str, pos: int) -> str | None:
+    """The report key that starts at pos, shortened for a warning; its first characters when the text ends inside it."""
+    if not text.startswith('"', pos):
+        return None
+    try:
+        key = json.decoder.scanstring(text, pos + 1)[0]  # type: ignore[attr-defined]
+    except json.JSONDecodeError:
+        key = text[pos + 1 : pos + 2 + _SHOWN_KEY]
+    return shortened(key, _SHOWN_KEY)
 
 
 def _require_truncation(text: str, start: int, where: str, error: json.JSONDecodeError) -> None:
@@ -162,29 +217,46 @@ def is_json_prefix(text: str, start: int = 0) -> bool:
     """Could text[start:] be the beginning of a JSON value that was cut off?
 
     A light scan: brackets must nest, strings must be well formed, and outside strings only
-    JSON's own characters may appear. It must not still be complete at the end.
+    JSON's own characters may appear. It must not still be complete at the end. Memory: one
+    byte per open bracket, and the longest string.
     """
-    stack: list[str] = []
-    in_string = escaped = False
-    for char in text[start:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
+    expected = bytearray()  # the closing bracket of each open one
+    pos, end = start, len(text)
+    while True:
+        pos = _OUTSIDE_STRINGS.match(text, pos).end()  # type: ignore[union-attr]
+        if pos == end:
+            return bool(expected)
+        char = text[pos]
         if char == '"':
-            in_string = True
-        elif char in "{[":
-            stack.append("}" if char == "{" else "]")
-        elif char in "}]":
-            if not stack or stack.pop() != char:
+            try:
+                string_end = _string_end(text, pos + 1)
+            except json.JSONDecodeError:
                 return False
-        elif char not in _OUTSIDE_STRING:
+            if string_end is None:
+                return True
+            pos = string_end
+        elif char in _CLOSING:
+            expected.append(_CLOSING[char])
+            pos += 1
+        elif char in "}]" and expected and expected.pop() == ord(char):
+            pos += 1
+        else:
             return False
-    return in_string or bool(stack)
+
+
+def _string_end(text: str, pos: int) -> int | None:
+    """The index after the closing quote of the string whose content starts at pos; None when the text ends inside it.
+
+    Raises JSONDecodeError for a string that no more text could make valid (a bad escape).
+    """
+    try:
+        return json.decoder.scanstring(text, pos, False)[1]  # type: ignore[no-any-return,attr-defined]
+    except json.JSONDecodeError as error:
+        if error.msg.startswith("Unterminated string"):
+            return None
+        if error.msg.startswith("Invalid \\uXXXX") and error.pos + _LONGEST_ESCAPE >= len(text):
+            return None  # a \u escape cut off
+        raise
 
 
 def _skip_whitespace(text: str, pos: int) -> int:

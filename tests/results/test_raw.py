@@ -77,3 +77,39 @@ def test_json_prefix_scan() -> None:
     assert not is_json_prefix('{"a": 1}')  # complete, not cut off
     assert not is_json_prefix("{]")
     assert not is_json_prefix("{ hello")
+
+
+def test_bytes_that_are_not_utf8_become_replacement_characters_and_a_note() -> None:
+    data = b'{"report_1": [{"basic": {"tuning_name": "caf\xe9"}}], "report_2": [{"basic": {"tuning_name": "\xff\xfe"}}]}'
+    raw = decode(data, "f")
+    assert [value[0]["basic"]["tuning_name"] for _, value in raw.entries] == ["caf\ufffd", "\ufffd\ufffd"]
+    first_bad = data.index(b"\xe9")
+    assert raw.notes == [
+        f"not valid UTF-8 at byte {first_bad} (3 invalid sequence(s) read as U+FFFD; was the file written in another encoding?)"
+    ]
+
+
+def test_a_character_cut_off_by_the_end_of_the_file_is_no_encoding_problem() -> None:
+    data = json.dumps({"report_a": [1], "report_b": ["调优"]}, ensure_ascii=False).encode()
+    raw = decode(data[: data.index("优".encode()) + 2], "f")
+    assert raw.partial and raw.notes == []
+
+
+def test_a_file_cut_inside_a_long_report_key_names_its_beginning() -> None:
+    raw = decode(b'{"report_a": [1], "report_' + b"x" * 1000, "f")
+    assert raw.partial and raw.entries == [("report_a", [1])]
+    assert raw.cut_off_report == "report_" + "x" * 73 + "..."
+
+
+@pytest.mark.parametrize(
+    ("text", "cut_off"),
+    [
+        ('{"a": "ab\\', True),  # inside an escape
+        ('{"a": "ab\\u12', True),  # inside a \u escape
+        ('{"a": "\\ud800\\u', True),  # inside a surrogate pair
+        ('{"a": "\\x", "b": 1', False),  # no escape starts with x
+        ('{"a": "' + '\\"' * 1000, True),
+    ],
+)
+def test_json_prefix_scan_of_strings(text: str, cut_off: bool) -> None:
+    assert is_json_prefix(text) is cut_off
