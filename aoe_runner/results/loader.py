@@ -23,12 +23,20 @@ def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
     try:
         with open(where, "rb") as handle:
             data = handle.read()
-            modified = datetime.fromtimestamp(os.fstat(handle.fileno()).st_mtime)
+            mtime = os.fstat(handle.fileno()).st_mtime
     except OSError as error:
         raise InputError(where, f"cannot read: {error.strerror or error}") from None
     result_file = normalize(decode(data, where), where, os.path.basename(where))
-    result_file.modified = modified
+    result_file.modified = _moment(mtime)
     return result_file
+
+
+def _moment(timestamp: float) -> datetime | None:
+    """A file time as a local datetime; None for one that datetime cannot hold (touch -d can set any)."""
+    try:
+        return datetime.fromtimestamp(timestamp)
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputError]]:

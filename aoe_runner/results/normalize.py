@@ -3,17 +3,26 @@
 Variants (AOE.md §4): training files (an object of `report_*` lists of single-key sections), the
 offline CLI's top-level list, CANN 6.0 keys (`opat_tune_result`, add/update operator lists with flat
 performance fields), op types as a string or a list, integer or float times. Nothing here rejects a
-file for a bad record: it skips the record and says so in one aggregated warning.
+file for a bad record: it skips the record and says so in one aggregated warning. A record with a
+time that is zero or negative is no measurement: it is skipped too (and so left out of every saving).
+Values of an unexpected type become bounded text (`short_text`), however deep or long they are.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import datetime
 from typing import Any
 
 from aoe_runner.errors import InputError
+from aoe_runner.results.figures import (
+    count,
+    improvement_disagreement,
+    number,
+    repo_summary_mismatches,
+    speedup_figure_matches,
+    time_of,
+)
 from aoe_runner.results.model import (
     BasicInfo,
     ModelTimes,
@@ -28,15 +37,14 @@ from aoe_runner.results.model import (
     UpdateMode,
 )
 from aoe_runner.results.raw import RawDocument
+from aoe_runner.results.text import short_repr, short_text, shortened
 from aoe_runner.results.typed import TypedOperators
 
 SECTION_NAMES = ("basic", "OPAT", "SGAT")
 _TIMESTAMP = r"(\d{8})_?(\d{6})(\d{1,3})?"
 _REPORT_KEY = re.compile(rf"^report_{_TIMESTAMP}_(\d+)$")
+_THREAD_ID_DIGITS = 20  # a longer "thread id" is no thread id (and int() refuses over 4,300 digits)
 _FILE_NAME = re.compile(rf"^aoe_result_[A-Za-z]+_{_TIMESTAMP}_(\d+)\.json$")
-# A percentage agrees with its times within rounding: 0.06 points, or 0.5% of the figure when that is more.
-_ABSOLUTE_TOLERANCE = 0.06
-_RELATIVE_TOLERANCE = 0.005
 _UPDATE_MODES = {"add": UpdateMode.ADD, "update": UpdateMode.UPDATE}
 _REPO_SUMMARY_KEYS = {
     "repo_add_num": "add",
@@ -63,17 +71,31 @@ class _Tally:
 
     def flush(self, label: str, total: int, warnings: list[str]) -> None:
         if self.count:
-            warnings.append(f"{label}: {self.count} of {total} {self.what} (first: {self.first})")
+            warnings.append(f"{label}: {self.count} of {total} {self.what} (first: {shortened(self.first, 120)})")
+
+
+class _RecordTallies:
+    """The problems found in one section's operator or subgraph records."""
+
+    def __init__(self, kind: str, identity: str) -> None:
+        self.unusable = _Tally(f"{kind} records skipped (no {identity} or no usable times)")
+        self.not_positive = _Tally(f"{kind} records skipped (a time is zero or negative)")
+        self.disagreeing = _Tally(f"{kind} improvement figures disagree with their times")
+
+    def flush(self, label: str, kept: int, warnings: list[str]) -> None:
+        total = kept + self.unusable.count + self.not_positive.count
+        for tally in (self.unusable, self.not_positive, self.disagreeing):
+            tally.flush(label, total, warnings)
 
 
 def normalize(raw: RawDocument, path: str, file_name: str) -> ResultFile:
-    warnings: list[str] = []
+    warnings: list[str] = list(raw.notes)
     reports: list[Report] = []
     ignored: list[str] = []
     for index, (key, value) in enumerate(raw.entries):
         sections = _sections_of(value)
         if sections is None:
-            ignored.append(repr(key))
+            ignored.append(repr(shortened(key)) if key is not None else "None")
             continue
         reports.append(_report(key, index, sections, warnings))
     if ignored and not reports:
@@ -112,11 +134,11 @@ def _sections_of(value: Any) -> dict[str, Any] | None:
 
 
 def _report(key: str | None, index: int, sections: dict[str, Any], warnings: list[str]) -> Report:
-    label = f"{key or 'report'} (#{index + 1})"
+    label = f"{shortened(key) if key else 'report'} (#{index + 1})"
     timestamp, thread_id = _parse_report_key(key)
     unknown = [name for name in sections if name not in SECTION_NAMES]
     if unknown:
-        warnings.append(f"{label}: unknown section(s) ignored: {', '.join(unknown)}")
+        warnings.append(f"{label}: unknown section(s) ignored: {', '.join(shortened(name) for name in unknown[:5])}")
     basic = sections.get("basic")
     opat = sections.get("OPAT")
     sgat = sections.get("SGAT")
@@ -135,7 +157,8 @@ def _parse_report_key(key: str | None) -> tuple[datetime | None, int | None]:
     match = _REPORT_KEY.match(key) if key else None
     if not match:
         return None, None
-    return _timestamp(*match.group(1, 2, 3)), int(match.group(4))
+    thread_id = match.group(4)
+    return _timestamp(*match.group(1, 2, 3)), int(thread_id) if len(thread_id) <= _THREAD_ID_DIGITS else None
 
 
 def _file_timestamp(file_name: str) -> datetime | None:
@@ -155,8 +178,8 @@ def _timestamp(date: str, time: str, millis: str | None) -> datetime | None:
 def _basic(section: dict[str, Any]) -> BasicInfo:
     name = section.get("tuning_name")
     return BasicInfo(
-        tuning_name=None if name is None else str(name),
-        tuning_time_s=_number(section.get("tuning_time(s)")),
+        tuning_name=None if name is None else short_text(name),
+        tuning_time_s=number(section.get("tuning_time(s)")),
     )
 
 
@@ -164,20 +187,20 @@ def _opat(section: dict[str, Any], label: str, warnings: list[str]) -> OpatSecti
     status_raw = section.get("opat_tuning_result", section.get("opat_tune_result"))
     status = _status(status_raw)
     if status_raw is not None and status is None:
-        warnings.append(f"{label}: unknown tuning result {status_raw!r}")
+        warnings.append(f"{label}: unknown tuning result {short_repr(status_raw)}")
     failed = section.get("tuning_failed_operators", section.get("tune_failed_operators")) or []
     return OpatSection(
         status=status,
-        status_raw=None if status_raw is None else str(status_raw),
+        status_raw=None if status_raw is None else short_text(status_raw),
         model_times=_model_times(section, label, warnings),
         operators=_operators(section.get("repo_modified_operators"), label, warnings),
         repo_summary=_repo_summary(section.get("repo_summary"), label, warnings),
-        failed_operators=[str(name) for name in failed] if isinstance(failed, list) else [],
+        failed_operators=[short_text(name) for name in failed] if isinstance(failed, list) else [],
     )
 
 
 def _status(raw: object) -> TuningStatus | None:
-    text = str(raw).lower() if raw is not None else ""
+    text = short_text(raw).lower() if raw is not None else ""
     if "success" in text:
         return TuningStatus.SUCCESSFUL
     if "fail" in text:
@@ -196,25 +219,27 @@ def _sgat(section: dict[str, Any], label: str, warnings: list[str]) -> SgatSecti
 
 
 def _model_times(section: dict[str, Any], label: str, warnings: list[str]) -> ModelTimes | None:
-    before = _number(section.get("model_baseline_performance(ms)"))
-    after = _number(section.get("model_result_performance(ms)"))
+    before = number(section.get("model_baseline_performance(ms)"))
+    after = number(section.get("model_result_performance(ms)"))
     if before is None or after is None:
+        return None
+    if before <= 0 or after <= 0:
+        warnings.append(f"{label}: model times left out, a time is zero or negative (before {before:g} ms, after {after:g} ms)")
         return None
     raw = section.get("model_performance_improvement")
     claimed = improvement_disagreement(raw, before, after)
     if claimed:
         warnings.append(f"{label}: model improvement {claimed}")
-    return ModelTimes(before_ms=before, after_ms=after, improvement_raw=None if raw is None else str(raw))
+    return ModelTimes(before_ms=before, after_ms=after, improvement_raw=None if raw is None else short_text(raw))
 
 
 def _operators(value: Any, label: str, warnings: list[str]) -> list[OperatorChange]:
     """Every shape: typed records from the fast decoder, a list of items with `tune_performance`,
     or CANN 6.0's add/update lists of flat items."""
-    unusable = _Tally("operator records skipped (no name or no usable times)")
-    disagreeing = _Tally("operator improvement figures disagree with their times")
+    tallies = _RecordTallies("operator", "name")
     operators: list[OperatorChange] = []
     if isinstance(value, TypedOperators):
-        _append_typed_operators(value, operators, unusable, disagreeing)
+        _append_typed_operators(value, operators, tallies)
     else:
         batches = (
             [(value.get("add_repo_operators"), UpdateMode.ADD), (value.get("update_repo_operators"), UpdateMode.UPDATE)]
@@ -223,58 +248,51 @@ def _operators(value: Any, label: str, warnings: list[str]) -> list[OperatorChan
         )
         for items, implied_mode in batches:
             for item in items if isinstance(items, list) else ():
-                _append_operator(item, implied_mode, operators, unusable, disagreeing)
-    total = len(operators) + unusable.count
-    unusable.flush(label, total, warnings)
-    disagreeing.flush(label, total, warnings)
+                _append_operator(item, implied_mode, operators, tallies)
+    tallies.flush(label, len(operators), warnings)
     return operators
 
 
-def _append_typed_operators(records: TypedOperators, out: list[OperatorChange], unusable: _Tally, disagreeing: _Tally) -> None:
+def _append_typed_operators(records: TypedOperators, out: list[OperatorChange], tallies: _RecordTallies) -> None:
     """The hot loop of the fast path: records whose types decoding has already checked."""
     for record in records:
         name, op_type = record.op_name, record.op_type
         op_types = (op_type,) if type(op_type) is str else tuple(op_type or ())
         for mode, perf in record.tune_performance.items():
-            if not _append_change(
-                name, op_types, mode, perf.before, perf.after, perf.update_mode, None, perf.improvement, out, disagreeing
-            ):
-                unusable.add(name)  # a time too large to be finite
+            _append_change(name, op_types, mode, perf.before, perf.after, perf.update_mode, None, perf.improvement, out, tallies)
 
 
 def _append_operator(
     item: Any,
     implied_mode: UpdateMode | None,
     out: list[OperatorChange],
-    unusable: _Tally,
-    disagreeing: _Tally,
+    tallies: _RecordTallies,
 ) -> None:
     """The hot loop of the generic path (once per operator record dict)."""
     name = item.get("op_name") if type(item) is dict else None
     if type(name) is not str:
-        unusable.add(f"{str(item)[:60]!r}")
+        tallies.unusable.add(short_repr(item))
         return
     op_types = _op_types(item.get("op_type"))
     tuned = item.get("tune_performance")
     per_mode = tuned.items() if type(tuned) is dict else ((None, item),)
     for tuning_mode, perf in per_mode:
         if type(perf) is not dict:
-            unusable.add(name)
+            tallies.unusable.add(name)
             continue
         before = perf.get("performance_before_tune(us)")
         after = perf.get("performance_after_tune(us)")
         raw = perf.get("performance_improvement")
         update_mode = perf.get("update_mode")
-        if not _append_change(name, op_types, tuning_mode, before, after, update_mode, implied_mode, raw, out, disagreeing):
-            unusable.add(name)
+        _append_change(name, op_types, tuning_mode, before, after, update_mode, implied_mode, raw, out, tallies)
 
 
 def _op_types(op_type: Any) -> tuple[str, ...]:
     if type(op_type) is str:
         return (op_type,)
     if isinstance(op_type, list):
-        return tuple(str(t) for t in op_type)
-    return () if op_type is None else (str(op_type),)
+        return tuple(short_text(t) for t in op_type)
+    return () if op_type is None else (short_text(op_type),)
 
 
 def _append_change(
@@ -287,137 +305,75 @@ def _append_change(
     implied_mode: UpdateMode | None,
     raw: Any,
     out: list[OperatorChange],
-    disagreeing: _Tally,
-) -> bool:
-    """Append one operator change shared by both paths; False when its times are not usable numbers."""
-    if type(before) is not float or not -1e300 < before < 1e300:
-        before = _number(before)
-    if type(after) is not float or not -1e300 < after < 1e300:
-        after = _number(after)
-    if before is None or after is None:
-        return False
+    tallies: _RecordTallies,
+) -> None:
+    """Append one operator change shared by both paths, or count it in tallies when its times are not usable."""
+    if not (type(before) is float and 0.0 < before < 1e300 and type(after) is float and 0.0 < after < 1e300):
+        times = _positive_times(name, before, after, tallies)
+        if times is None:
+            return
+        before, after = times
     mode = (_UPDATE_MODES.get(update_mode) if type(update_mode) is str else None) or implied_mode or UpdateMode.ADD
-    if raw is not None and not _speedup_figure_matches(raw, before, after):
+    if raw is not None and not speedup_figure_matches(raw, before, after):
         claimed = improvement_disagreement(raw, before, after)
         if claimed:
-            disagreeing.add(f"{name}: {claimed}")
-    improvement = raw if raw is None or type(raw) is str else str(raw)
+            tallies.disagreeing.add(f"{name}: {claimed}")
+    improvement = raw if raw is None or type(raw) is str else short_text(raw)
     out.append(OperatorChange(name, op_types, tuning_mode, before, after, mode, improvement))
-    return True
 
 
-def _time(value: object) -> float | None:
-    """A finite number as float; the comparison also rejects NaN and infinities."""
-    kind = type(value)
-    if (kind is float or kind is int) and -1e300 < value < 1e300:  # type: ignore[operator]
-        return float(value)  # type: ignore[arg-type]
-    return _number(value)
-
-
-def _speedup_figure_matches(raw: object, before: float, after: float) -> bool:
-    """The common case, a "12.34%" string that is before/after - 1; anything else takes the full check."""
-    if type(raw) is not str or not raw.endswith("%") or after <= 0:
-        return False
-    try:
-        claimed = float(raw[:-1])
-    except ValueError:
-        return False
-    expected = (before / after - 1) * 100
-    tolerance = abs(expected) * _RELATIVE_TOLERANCE  # _close, inlined: this runs once per record
-    if tolerance < _ABSOLUTE_TOLERANCE:
-        tolerance = _ABSOLUTE_TOLERANCE
-    return -tolerance <= claimed - expected <= tolerance
+def _positive_times(name: str, before: object, after: object, tallies: _RecordTallies) -> tuple[float, float] | None:
+    """Both times as floats, or None after counting the record as unusable or as not positive."""
+    before_number, after_number = number(before), number(after)
+    if before_number is None or after_number is None:
+        tallies.unusable.add(name)
+        return None
+    if before_number <= 0 or after_number <= 0:
+        tallies.not_positive.add(f"{name}: before {before_number:g}, after {after_number:g}")
+        return None
+    return before_number, after_number
 
 
 def _subgraphs(value: Any, label: str, warnings: list[str]) -> list[SubgraphChange]:
     if not isinstance(value, dict):
         return []
-    unusable = _Tally("subgraph records skipped (no repo_key or no usable times)")
-    disagreeing = _Tally("subgraph improvement figures disagree with their times")
+    tallies = _RecordTallies("subgraph", "repo_key")
     subgraphs: list[SubgraphChange] = []
     for list_name, update_mode in (("add_repo_subgraphs", UpdateMode.ADD), ("update_repo_subgraphs", UpdateMode.UPDATE)):
         items = value.get(list_name)
         for item in items if isinstance(items, list) else ():
-            record = _subgraph(item, update_mode, unusable, disagreeing)
+            record = _subgraph(item, update_mode, tallies)
             if record:
                 subgraphs.append(record)
-    total = len(subgraphs) + unusable.count
-    unusable.flush(label, total, warnings)
-    disagreeing.flush(label, total, warnings)
+    tallies.flush(label, len(subgraphs), warnings)
     return subgraphs
 
 
-def _subgraph(item: Any, update_mode: UpdateMode, unusable: _Tally, disagreeing: _Tally) -> SubgraphChange | None:
+def _subgraph(item: Any, update_mode: UpdateMode, tallies: _RecordTallies) -> SubgraphChange | None:
     if not isinstance(item, dict):
-        unusable.add(repr(item)[:60])
+        tallies.unusable.add(short_repr(item))
         return None
-    key = item.get("repo_key")
-    before = _time(item.get("performance_before_tune(ms)"))
-    after = _time(item.get("performance_after_tune(ms)"))
+    key = None if item.get("repo_key") is None else short_text(item["repo_key"])
+    before = time_of(item.get("performance_before_tune(ms)"))
+    after = time_of(item.get("performance_after_tune(ms)"))
     if key is None or before is None or after is None:
-        unusable.add(str(key))
+        tallies.unusable.add(str(key))
+        return None
+    if before <= 0 or after <= 0:
+        tallies.not_positive.add(f"{key}: before {before:g}, after {after:g}")
         return None
     raw = item.get("performance_improvement")
     claimed = improvement_disagreement(raw, before, after)
     if claimed:
-        disagreeing.add(f"{key}: {claimed}")
-    return SubgraphChange(str(key), before, after, update_mode, None if raw is None else str(raw))
+        tallies.disagreeing.add(f"{key}: {claimed}")
+    return SubgraphChange(key, before, after, update_mode, None if raw is None else short_text(raw))
 
 
 def _repo_summary(value: Any, label: str, warnings: list[str]) -> RepoSummary | None:
     if not isinstance(value, dict):
         return None
-    counts = {field: _count(value.get(key)) for key, field in _REPO_SUMMARY_KEYS.items()}
+    counts = {field: count(value.get(key)) for key, field in _REPO_SUMMARY_KEYS.items()}
     summary = RepoSummary(**counts)
     for problem in repo_summary_mismatches(summary):
         warnings.append(f"{label}: repo_summary does not add up: {problem}")
     return summary
-
-
-def repo_summary_mismatches(s: RepoSummary) -> list[str]:
-    """The documented identities hit = reserved + update and total = add + hit + unsatisfied."""
-    problems = []
-    if None not in (s.hit, s.reserved, s.update) and s.hit != s.reserved + s.update:  # type: ignore[operator]
-        problems.append(f"hit {s.hit} != reserved {s.reserved} + update {s.update}")
-    if None not in (s.total, s.add, s.hit, s.unsatisfied) and s.total != s.add + s.hit + s.unsatisfied:  # type: ignore[operator]
-        problems.append(f"total {s.total} != add {s.add} + hit {s.hit} + unsatisfied {s.unsatisfied}")
-    return problems
-
-
-def improvement_disagreement(raw: object, before: float, after: float) -> str | None:
-    """Describe how a `performance_improvement` string disagrees with its times, or None when it agrees.
-
-    The documented examples write before/after - 1 ("118.71%" for 58.781 -> 26.876); the prose says
-    "time reduced", (before - after)/before. Either reading is accepted, within rounding.
-    """
-    if raw is None or before <= 0 or after <= 0:
-        return None
-    try:
-        claimed = float(str(raw).strip().rstrip("%"))
-    except ValueError:
-        return f"{raw!r} is not a percentage"
-    as_speedup = (before / after - 1) * 100
-    as_reduction = (before - after) / before * 100
-    if _close(claimed, as_speedup) or _close(claimed, as_reduction):
-        return None
-    return f"says {raw}, times give {as_speedup:.2f}%"
-
-
-def _close(claimed: float, expected: float) -> bool:
-    return abs(claimed - expected) <= max(_ABSOLUTE_TOLERANCE, abs(expected) * _RELATIVE_TOLERANCE)
-
-
-def _number(value: object) -> float | None:
-    """A finite number from an int, a float or a numeric string; None for anything else."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _count(value: object) -> int | None:
-    number = _number(value)
-    return int(number) if number is not None and number == int(number) else None

@@ -3,8 +3,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from aoe_runner.errors import InputError
-from aoe_runner.results import find_result_files, load_all
+from aoe_runner.results import find_result_files, load_all, load_result_file
+from tests.conftest import SAMPLES
 
 
 def test_directory_is_searched_recursively_including_aoe_data(samples: Path) -> None:
@@ -46,3 +49,17 @@ def test_load_all_streams_files_and_errors(tmp_path: Path, samples: Path) -> Non
     assert isinstance(loaded[2], InputError) and "cannot read" in loaded[2].reason
     if os.geteuid() != 0:  # root reads anything
         assert isinstance(loaded[1], InputError)
+
+
+def test_a_file_time_that_datetime_cannot_hold_is_no_error(tmp_path: Path) -> None:
+    directory = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path  # tmpfs keeps any 64-bit time
+    path = directory / f"aoe_result_opat_mtime_{os.getpid()}.json"
+    path.write_bytes((SAMPLES / "cann60" / "aoe_result_opat_20220815_093012345_23001.json").read_bytes())
+    try:
+        os.utime(path, (10**14, 10**14))  # the year 3,170,843
+        if path.stat().st_mtime != 10**14:
+            pytest.skip("this file system clamps file times")
+        loaded = load_result_file(path)
+    finally:
+        path.unlink()
+    assert loaded.modified is None and loaded.reports

@@ -8,7 +8,7 @@ import pytest
 
 from aoe_runner.errors import InputError
 from aoe_runner.results import TuningStatus, UpdateMode, load_result_file
-from aoe_runner.results.normalize import improvement_disagreement
+from aoe_runner.results.figures import improvement_disagreement
 from tests.conftest import DATA, SAMPLES
 
 
