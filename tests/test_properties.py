@@ -1,20 +1,30 @@
-"""Hypothesis properties of the loader (truncation) and of the merge (order independence)."""
+"""Hypothesis properties of the loader (truncation, hostile values) and of the merge (order independence)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aoe_runner.results import load_result_file
+from aoe_runner.errors import InputError
+from aoe_runner.results import ResultFile, load_result_file
 from aoe_runner.results.normalize import normalize
 from aoe_runner.results.raw import decode
 from aoe_runner.summary import summarize
-from tests.conftest import SAMPLES
+from tests.conftest import DATA, SAMPLES
 
 SAMPLE_FILES = sorted(p for p in SAMPLES.rglob("*.json") if "live" not in p.parts)
+ALL_FIXTURES = sorted([*SAMPLES.rglob("*.json"), *DATA.rglob("*.json")])
+# Valid JSON values that once crashed the loader: bytes that are not UTF-8, lone surrogates, huge integers, deep lists.
+HOSTILE_VALUES = (
+    *(b'"caf\xe9"', '"调优"'.encode("gbk"), b'"\\ud800"', b'"a\\udc00b"', b'"\\ud83d\\ude00"'),
+    *(b"1" + b"0" * 309, b"9" * 5000, b"-" + b"9" * 5000, b"1e400", b"-1", b"0", b"-0.0"),
+    *(b"[" * 60 + b"]" * 60, b'{"a": [[{"b": []}]]}', b"null", b"true", b'"' + b"x" * 5000 + b'"'),
+)
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:|(?P<value>"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)')  # a key, or a value
 _names = st.sampled_from(["conv1", "conv2", "matmul", "softmax", "调优算子"])
 _times = st.floats(min_value=0.5, max_value=500, allow_nan=False).map(lambda x: round(x, 3))
 
@@ -83,3 +93,39 @@ def test_merge_does_not_depend_on_file_order(tmp_path: Path, documents: list, se
     shuffled = list(files)
     seed.shuffle(shuffled)
     assert _dump(summarize(files)) == _dump(summarize(shuffled))
+
+
+@st.composite
+def hostile_files(draw: st.DrawFn) -> bytes:
+    """A generated result file with some of its strings and numbers replaced by hostile values."""
+    text = json.dumps(draw(result_documents()), indent=draw(st.sampled_from([None, 4]))).encode()
+    for _ in range(draw(st.integers(1, 6))):
+        values = [token for token in _TOKEN.finditer(text) if token["value"]]
+        value = values[draw(st.integers(0, len(values) - 1))]
+        text = text[: value.start()] + draw(st.sampled_from(HOSTILE_VALUES)) + text[value.end() :]
+    return text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_hostile_values_load_and_every_prefix_recovers_a_prefix_of_the_reports(data: st.DataObject) -> None:
+    text = data.draw(hostile_files())
+    cut = data.draw(st.integers(0, len(text)))
+    full = normalize(decode(text, "f"), "f", "f")  # valid JSON, whatever the values: never an error
+    part = normalize(decode(text[:cut], "f"), "f", "f")  # a prefix of valid JSON: a partial file, never an error
+    recovered = _keys_and_ops(part)
+    assert recovered == _keys_and_ops(full)[: len(recovered)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(path=st.sampled_from(ALL_FIXTURES), data=st.data())
+def test_every_prefix_of_every_fixture_decodes_or_is_an_input_error(path: Path, data: st.DataObject) -> None:
+    text = path.read_bytes()
+    cut = data.draw(st.integers(0, len(text)))
+    try:
+        outcome = normalize(decode(text[:cut], str(path)), str(path), path.name)
+    except InputError as error:
+        assert error.where == str(path) and "\n" not in error.message
+        return
+    assert isinstance(outcome, ResultFile)
+    assert outcome.partial or not text[cut:].strip()
