@@ -237,7 +237,8 @@ class SharedLock:
             info = os.stat(name, dir_fd=directory, follow_symlinks=False)
             if stat.S_ISREG(info.st_mode) and info.st_uid == uid:
                 where = self.directory / name
-                raise LockUnusable(str(where), f"cannot read it ({error.strerror}), so cannot tell whether {user_name(uid)} holds it")
+                reason = f"cannot read it ({error.strerror}), so cannot tell whether {user_name(uid)} holds it"
+                raise LockUnusable(str(where), reason) from None
             return None
         except OSError:
             return None

@@ -200,7 +200,9 @@ def test_a_process_a_run_left_behind_keeps_the_lock_and_the_runs_name(tmp_path: 
     try:
         holder = current_holder(7, tmp_path / "locks")
         assert holder is not None and holder.command == "aoe-runner tune train.py (run 1)"
-        with pytest.raises(DeviceBusy, match=r"device 7 is being tuned by another run \(user .*: aoe-runner tune train.py \(run 1\)\)"):
+        with pytest.raises(
+            DeviceBusy, match=r"device 7 is being tuned by another run \(user .*: aoe-runner tune train.py \(run 1\)\)"
+        ):
             DeviceLock(7, tmp_path / "locks").acquire(LockHolder.here("the next run"))
     finally:
         os.kill(leftover, signal.SIGKILL)

@@ -78,7 +78,10 @@ def test_a_symlink_planted_in_the_snapshot_is_not_followed(home: Home) -> None:
     refused = aoe_runner(home, "bank", "restore", run_id)
 
     assert refused.returncode == 4
-    assert refused.stderr == f"error: {_snapshot(home, run_id) / 'sub'}: a symlink where a directory should be; refusing to follow it\n"
+    assert (
+        refused.stderr
+        == f"error: {_snapshot(home, run_id) / 'sub'}: a symlink where a directory should be; refusing to follow it\n"
+    )
     assert not (home.root / "bank" / "sub" / "x").exists()
 
 
@@ -182,7 +185,10 @@ def test_a_full_disk_while_taking_the_snapshot_is_a_write_error_naming_the_snaps
     (bank / "big.bin").write_bytes(os.urandom(3 << 20))
     with pytest.raises(InputError) as failed:
         take_inventory(bank, snapshot_to=tiny_disk / "bank-before")
-    assert failed.value.message == f"{tiny_disk / 'bank-before' / 'big.bin'}: cannot write the bank snapshot: No space left on device"
+    assert (
+        failed.value.message
+        == f"{tiny_disk / 'bank-before' / 'big.bin'}: cannot write the bank snapshot: No space left on device"
+    )
 
 
 def test_a_full_disk_while_restoring_names_the_bank_file_and_leaves_no_temporary(tmp_path: Path, tiny_disk: Path) -> None:
