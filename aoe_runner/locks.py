@@ -50,6 +50,7 @@ from aoe_runner.errors import AoeRunnerError, ExitCode, InputError
 LOCK_DIR_ENV = "AOE_RUNNER_LOCK_DIR"
 _OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _FLOCK = "hhqqi4x"  # struct flock on 64-bit Linux: type, whence, start, len, pid
+_READ, _WRITE = fcntl.F_RDLCK, fcntl.F_WRLCK
 _ATTEMPTS = 40  # rounds against a run that is itself still checking; about half a second in all
 _Lock = TypeVar("_Lock", bound="SharedLock")
 
@@ -113,12 +114,15 @@ class SharedLock:
         who = holder.describe() if holder else "a run that has not written its name yet"
         return LockBusy(f"{self.name} is held by another run ({who})", holder)
 
-    def acquire(self: _Lock, holder: LockHolder) -> _Lock:
-        """Take the lock or raise busy() naming the holder; waits at most half a second, for a run still starting."""
+    def acquire(self: _Lock, holder: LockHolder, shared: bool = False) -> _Lock:
+        """Take the lock or raise busy() naming the holder; waits at most half a second, for a run still starting.
+
+        shared: held beside other shared holders (tuning runs into one bank), never beside an exclusive one (a restore).
+        """
         directory = _trusted_directory(self.directory, create=True)
         try:
             for _ in range(_ATTEMPTS):
-                fd, other = self._attempt(directory)
+                fd, other = self._attempt(directory, _READ if shared else _WRITE)
                 if fd is not None:
                     os.pwrite(fd, holder.model_dump_json().encode(), 0)
                     self._fd = fd
@@ -130,14 +134,17 @@ class SharedLock:
         finally:
             os.close(directory)
 
-    def holder(self) -> LockHolder | None:
-        """Who holds the lock now, without taking it; None when nobody does. Raises LockUnusable as acquire would."""
+    def holder(self, shared: bool = False) -> LockHolder | None:
+        """Who would stop us taking the lock now (shared or not), without taking it; None when nobody.
+
+        Raises LockUnusable as acquire would.
+        """
         if not os.path.lexists(self.directory):
             return None
         directory = _trusted_directory(self.directory, create=False)
         try:
             self._check_own_place(directory)
-            held, holder = self._held_by_others(directory, including_mine=True)
+            held, holder = self._held_by_others(directory, _READ if shared else _WRITE, including_mine=True)
         finally:
             os.close(directory)
         if held and holder is None:
@@ -167,17 +174,17 @@ class SharedLock:
     def _file_name(self, uid: int) -> str:
         return f"{self.name}.uid-{uid}.lock"
 
-    def _attempt(self, directory: int) -> tuple[int | None, LockHolder | None]:
+    def _attempt(self, directory: int, kind: int) -> tuple[int | None, LockHolder | None]:
         """(our file, locked and emptied, None) or (None, whoever is in the way: None when they have no name yet)."""
         fd = self._open_own_file(directory)
         taken = False
         try:
-            if not _try_lock(fd):
+            if not _try_lock(fd, kind):
                 return None, _read_holder(fd)  # another run of this user
             if not _same_file(fd, self._file_name(os.geteuid()), directory):
                 return None, None  # replaced between open and lock: lock the file that is there now
-            os.ftruncate(fd, 0)
-            held, other = self._held_by_others(directory)
+            os.ftruncate(fd, 0)  # a shared holder's name replaces another's: either names a holder
+            held, other = self._held_by_others(directory, kind)
             taken = not held
             return (fd, None) if taken else (None, other)
         finally:
@@ -212,8 +219,8 @@ class SharedLock:
         if not (stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()):
             raise self._not_a_lock(directory, name, None)
 
-    def _held_by_others(self, directory: int, including_mine: bool = False) -> tuple[bool, LockHolder | None]:
-        """Whether another user's file of this lock is held, and by whom (None when no name is written yet)."""
+    def _held_by_others(self, directory: int, kind: int, including_mine: bool = False) -> tuple[bool, LockHolder | None]:
+        """Whether another user's file of this lock is held against a lock of `kind`, and by whom (None: no name yet)."""
         pattern = re.compile(re.escape(self.name) + r"\.uid-(\d+)\.lock")
         for entry in sorted(os.listdir(directory)):
             match = pattern.fullmatch(entry)
@@ -223,7 +230,7 @@ class SharedLock:
             if fd is None:
                 continue
             try:
-                if _is_locked(fd):
+                if _is_locked(fd, kind):
                     return True, _read_holder(fd)
             finally:
                 os.close(fd)
@@ -332,9 +339,9 @@ def _kind(mode: int) -> str:
     return "a device file"
 
 
-def _try_lock(fd: int) -> bool:
+def _try_lock(fd: int, kind: int) -> bool:
     try:
-        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 0, 0))
     except OSError as error:
         if error.errno in (errno.EAGAIN, errno.EACCES):
             return False
@@ -342,8 +349,9 @@ def _try_lock(fd: int) -> bool:
     return True
 
 
-def _is_locked(fd: int) -> bool:
-    answer = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+def _is_locked(fd: int, kind: int) -> bool:
+    """Would a lock of `kind` conflict? (a read lock conflicts only with a write lock; a write lock with any)."""
+    answer = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 0, 0))
     return struct.unpack(_FLOCK, answer)[0] != fcntl.F_UNLCK
 
 

@@ -63,8 +63,8 @@ def dry_run(request: TuneRequest, store: RunStore, base_env: Mapping[str, str] |
     if request.bank is not None and not request.bank.exists():
         plan.steps.append(f"would create the bank directory {request.bank}")
     plan.steps.append(f"would record the run in {store.runs_dir / '<run id>'}, with a snapshot of the bank {bank}")
-    for lock, what in ((DeviceLock(device), f"device {device}"), (BankLock(bank), f"the bank {bank}")):
-        holder = _holder_or_problem(lock)
+    for lock, what, shared in ((DeviceLock(device), f"device {device}", False), (BankLock(bank), f"the bank {bank}", True)):
+        holder = _holder_or_problem(lock, shared)
         plan.steps.append(f"would hold the lock of {what}" + (f" (now held: {holder})" if holder else " (free now)"))
         if holder:
             plan.blocked_by.append(f"{what} is held by another run ({holder})")
@@ -108,7 +108,7 @@ def run_tune(
             command=f"aoe-runner tune {shlex.join([str(request.script), *request.arguments])} (run {run_id})",
         )
         device_lock = locks.enter_context(DeviceLock(device).acquire(holder))
-        bank_lock = locks.enter_context(BankLock(bank_directory(env, facts, request)).acquire(holder))
+        bank_lock = locks.enter_context(_share_bank(BankLock(bank_directory(env, facts, request)), holder, reporter))
         if request.bank is not None and not request.bank.exists():
             request.bank.mkdir(parents=True)
             reporter.notice(f"created the bank directory {request.bank}")
@@ -170,9 +170,21 @@ def _work_dir(request: TuneRequest, run_dir: Path) -> Path:
     return work_dir
 
 
-def _holder_or_problem(lock: DeviceLock | BankLock) -> str | None:
+def _share_bank(lock: BankLock, holder: LockHolder, reporter: RunReporter) -> BankLock:
+    """Tuning runs may share a bank (AOE supports it); a restore may not run beside them."""
+    other = lock.holder()
+    lock.acquire(holder, shared=True)
+    if other is not None:
+        reporter.notice(
+            f"warning: another run tunes {lock.bank} at the same time ({other.describe()}); "
+            "this run's bank changes will include what that run writes"
+        )
+    return lock
+
+
+def _holder_or_problem(lock: DeviceLock | BankLock, shared: bool) -> str | None:
     try:
-        holder = lock.holder()
+        holder = lock.holder(shared=shared)
     except AoeRunnerError as error:
         return f"unusable: {error.message}"
     return holder.describe() if holder else None

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from aoe_runner.devlock import DeviceLock, LockHolder
+from aoe_runner.devlock import BankLock, DeviceLock, LockHolder
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, Interrupted, UsageError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.jsontext import dump_json
@@ -114,7 +114,7 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
         command=f"aoe-runner verify {shlex.join([str(plan.script), *plan.arguments])} (verification {verification})",
     )
     manifests: list[RunManifest] = []
-    with DeviceLock(device).acquire(holder):
+    with DeviceLock(device).acquire(holder), BankLock(plan.bank).acquire(holder, shared=True):  # no restore meanwhile
         for repeat in range(1, request.repeats + 1):
             for arm, bank in (("baseline", empty_bank), ("tuned", plan.bank)):
                 link = VerifyLink(verification=verification, arm=arm, repeat=repeat, tuning_run=plan.tuning_run)
