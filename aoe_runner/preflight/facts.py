@@ -21,6 +21,7 @@ import psutil
 from pydantic import BaseModel, Field
 
 from aoe_runner.devlock import LockHolder, current_holder
+from aoe_runner.locks import LockUnusable
 from aoe_runner.preflight.cann import AoeIni, CannEnvironment, cann_environment, find_aoe_ini
 from aoe_runner.preflight.npu_smi import ListedNpu, Npus, NpuSmiTable, parse_npu_smi, series_of, soc_of
 from aoe_runner.proc import run_bounded
@@ -88,6 +89,7 @@ class HostFacts(BaseModel):
     lspci: str | None = Field(description="Path of lspci, when on PATH.")
     paths: list[PathState] = Field(description="TUNE_BANK_PATH and ASCEND_WORK_PATH, when set.")
     device_lock_holder: LockHolder | None = Field(description="The run tuning the device now, if any.")
+    device_lock_problem: str | None = Field(None, description="Why the device lock cannot be used, if so.")
     sources: dict[str, str] = Field(description="Where each fact came from.")
 
     def disk(self, role: str) -> DiskSpace | None:
@@ -138,7 +140,7 @@ def gather_facts(
         soc=soc_name,
         lspci=shutil.which("lspci", path=env.get("PATH")),
         paths=[_path_state(name, env[name], cwd) for name in ("TUNE_BANK_PATH", "ASCEND_WORK_PATH") if env.get(name)],
-        device_lock_holder=_lock_holder(env),
+        **_device_lock(env),
         sources=sources,
     )
 
@@ -249,6 +251,12 @@ def _soc(explicit: str | None, npus: Npus, table: NpuSmiTable | None) -> tuple[s
     return None, f"unknown: no --soc, and {npus.npu_smi_error or 'npu-smi not found'}"
 
 
-def _lock_holder(env: Mapping[str, str]) -> LockHolder | None:
+def _device_lock(env: Mapping[str, str]) -> dict[str, object]:
+    """Who holds the device's lock, or why the lock cannot be trusted (a FIFO in its place, a foreign directory)."""
     device = env.get("ASCEND_DEVICE_ID", "0").strip()
-    return current_holder(int(device)) if device.isdigit() else None
+    if not device.isdigit():
+        return {"device_lock_holder": None}
+    try:
+        return {"device_lock_holder": current_holder(int(device))}
+    except LockUnusable as error:
+        return {"device_lock_holder": None, "device_lock_problem": error.message}

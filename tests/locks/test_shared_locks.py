@@ -5,6 +5,7 @@ Real files, real FIFOs, real other uids (through setpriv, as root) and real proc
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -67,11 +68,12 @@ def test_a_fifo_directory_or_symlink_in_the_place_of_my_lock_is_refused_in_one_l
     _plant(kind, mine, tmp_path / "elsewhere")
     line = f"error: {mine}: a {kind} owned by root, not an aoe-runner lock; refusing to use it (remove it)\n"
 
-    preflight = _run(home, "preflight", "--mode", "op")
-    assert (preflight.returncode, preflight.stderr) == (4, line)
-    assert "device 0 free" not in preflight.stdout
+    preflight = _run(home, "preflight", "--mode", "op", "--json")
+    assert preflight.returncode == 1  # a failed check, with the reason, never "free"
+    (check,) = [check for check in json.loads(preflight.stdout)["checks"] if check["id"] == "device_free"]
+    assert check["status"] == "fail" and line.removeprefix("error: ").strip() in check["observed"]
     run = _run(home, *tune_command("exit", "0"))
-    assert (run.returncode, run.stderr) == (4, line)
+    assert run.returncode == 4 and run.stderr.endswith(line) and run.stderr.count("error:") == 1
     assert home.manifests() == []
     if kind == "symlink":
         assert (tmp_path / "elsewhere").read_text() == "not a lock"

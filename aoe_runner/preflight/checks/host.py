@@ -133,6 +133,15 @@ def check_static_memory(facts: HostFacts, plan: Plan) -> CheckResult:
 def check_device_free(facts: HostFacts, plan: Plan) -> CheckResult:
     holder = facts.device_lock_holder
     device = facts.environment.get("ASCEND_DEVICE_ID", "0")
+    if facts.device_lock_problem:
+        return CheckResult(
+            id="device_free",
+            title="device not being tuned",
+            required="a usable device lock, held by no other run",
+            status=Status.FAIL,
+            observed=f"device {device}: the lock cannot be used: {facts.device_lock_problem}",
+            fix="remove what it names, or set AOE_RUNNER_LOCK_DIR to a directory owned by root or by you",
+        )
     return CheckResult(
         id="device_free",
         title="device not being tuned",
