@@ -17,6 +17,7 @@ from aoe_runner.results import load_result_file
 from aoe_runner.results.normalize import normalize
 from aoe_runner.results.raw import decode
 from aoe_runner.summary import summarize
+from aoe_runner.validation import validate_file
 from tests.conftest import DATA, SAMPLES
 
 HOSTILE = DATA / "hostile"
@@ -168,3 +169,15 @@ def test_counts_too_large_for_their_sum_to_be_a_float_are_not_counts(cli, tmp_pa
     assert result.code == ExitCode.OK
     totals = json.loads(result.out)["totals"]["opat_repo"]
     assert (totals["hit"], totals["total"], totals["add"]) == (0, 1, 2**53)
+
+
+def test_validate_never_crashes_on_values_nested_just_shallow_enough_to_decode(tmp_path: Path) -> None:
+    path = tmp_path / "aoe_result_opat_1.json"
+    for depth in range(1000, 849, -4):
+        path.write_bytes(_nested(depth, "name"))
+        try:
+            problems = validate_file(path)
+        except InputError as error:
+            assert error.reason == TOO_DEEP
+            continue
+        assert problems and all(len(problem.message) <= 303 for problem in problems)
