@@ -15,6 +15,7 @@ from aoe_runner.errors import ExitCode, Interrupted, UsageError
 if TYPE_CHECKING:
     from aoe_runner.render.tune_progress import TerminalReporter
     from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.runs.store import RunRow, RunStore
 
 runs_app = typer.Typer(name="runs", help="The history of tuning runs.", no_args_is_help=True)
 bank_app = typer.Typer(name="bank", help="Knowledge banks recorded by tuning runs.", no_args_is_help=True)
@@ -54,6 +55,9 @@ def tune(
         str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, for preflight.")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Run even when preflight fails.")] = False,
+    rehash: Annotated[
+        bool, typer.Option("--rehash", help="Read every bank file for the snapshot, not only those that look changed.")
+    ] = False,
     skip: Annotated[
         list[str] | None,
         typer.Option("--skip", metavar="CHECK[,CHECK]", help="Run even when these preflight checks fail (repeatable)."),
@@ -86,6 +90,7 @@ def tune(
         grace_s=parse_duration(grace, "--grace"),
         model_memory=model_memory,
         force=force,
+        rehash=rehash,
         skip=tuple(name.strip() for names in skip or [] for name in names.split(",") if name.strip()),
     )
     store = RunStore(runner_home(), warn=terminal.warning)
@@ -187,6 +192,72 @@ def runs_show(
     return ExitCode.OK
 
 
+@runs_app.command("prune")
+def runs_prune(
+    keep: Annotated[
+        int | None, typer.Option("--keep", min=0, metavar="N", help="Keep the newest N of the matching runs.")
+    ] = None,
+    older_than: Annotated[
+        str | None, typer.Option("--older-than", metavar="DURATION", help="Only runs started longer ago (e.g. 30d, 12h).")
+    ] = None,
+    status: Annotated[str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status.")] = None,
+    script: Annotated[
+        str | None, typer.Option("--script", metavar="SCRIPT", help="Only runs of this script (a path, or a bare name).")
+    ] = None,
+    kind: Annotated[str | None, typer.Option("--kind", metavar="KIND", help="Only tune or only verify runs.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Remove them; without it, only say what would go.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only say what would go and what space comes back (the default).")
+    ] = False,
+) -> int:
+    """Remove old runs and the stored bank contents only they needed; a dry run unless --yes."""
+    from aoe_runner.home import runner_home
+    from aoe_runner.runs.prune import PruneRule, select
+    from aoe_runner.runs.store import RunStore
+    from aoe_runner.tune.request import parse_duration
+
+    rule = PruneRule(
+        keep=keep,
+        older_than_s=parse_duration(older_than, "--older-than") if older_than is not None else None,
+        status=_status(status),
+        script=script,
+        kind=_kind(kind),
+    )
+    store = RunStore(runner_home(), warn=terminal.warning)
+    return _remove(store, select(store, rule), really=yes and not dry_run, hint="pass --yes to remove them")
+
+
+@runs_app.command("rm")
+def runs_rm(
+    runs: Annotated[list[str], typer.Argument(metavar="RUN...", help="Run ids or unique prefixes.", show_default=False)],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would go and what space comes back.")] = False,
+) -> int:
+    """Remove these runs and the stored bank contents only they needed; a live run is refused."""
+    from aoe_runner.home import runner_home
+    from aoe_runner.runs.store import RunStore
+
+    store = RunStore(runner_home(), warn=terminal.warning)
+    chosen = {manifest.id: manifest for manifest in (store.resolve(reference) for reference in runs)}
+    rows = [row for row in store.list() if row.id in chosen]
+    return _remove(store, rows, really=not dry_run, hint=None)
+
+
+def _remove(store: RunStore, rows: list[RunRow], really: bool, hint: str | None) -> int:
+    from aoe_runner.render.runs import render_removal
+    from aoe_runner.runs.prune import finish_interrupted, plan_removal, remove_runs
+
+    finished = finish_interrupted(store) if really else []
+    if finished:
+        terminal.info(f"finished an interrupted removal of {_count(len(finished), 'run')}")
+    removal = remove_runs(store, rows) if really else plan_removal(store, rows)
+    terminal.result(render_removal(removal, done=really))
+    for note in removal.notes:
+        terminal.warning(note)
+    if not really and rows and hint:
+        terminal.info(f"nothing was removed: {hint}")
+    return ExitCode.OK
+
+
 @bank_app.command("restore")
 def bank_restore(
     run: Annotated[str, typer.Argument(metavar="RUN", help="The run whose 'before' snapshot to restore.")],
@@ -199,7 +270,6 @@ def bank_restore(
     from aoe_runner.home import runner_home
     from aoe_runner.runs.bank import apply_restore, plan_restore, refuse_if_in_use
     from aoe_runner.runs.store import TUNING, RunStore
-    from aoe_runner.tune.session import BANK_SNAPSHOT
 
     store = RunStore(runner_home(), warn=terminal.warning)
     manifest = store.resolve(run, kind=TUNING)
@@ -208,7 +278,7 @@ def bank_restore(
         refuse_if_in_use(bank, store.live_runs())
     holder = LockHolder.here(f"aoe-runner bank restore {manifest.id}")
     with nullcontext() if dry_run else BankLock(bank).acquire(holder):  # no tune starts on this bank meanwhile
-        plan = plan_restore(manifest.bank_before, store.run_dir(manifest.id) / BANK_SNAPSHOT)
+        plan = plan_restore(*store.restore_source(manifest))
         if plan.empty:
             terminal.info(f"{bank} already matches its state before run {manifest.id}; nothing to do")
             return ExitCode.OK

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aoe_runner.render.safe_text import visible
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.runs.store import RunRow
+
+if TYPE_CHECKING:
+    from aoe_runner.runs.prune import Removal
 
 
 def render_run_list(rows: list[RunRow]) -> str:
@@ -71,7 +75,7 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
     for result in manifest.result_files:
         state = " (partial)" if result.partial else ""
         lines.append(f"  result     {result.recorded}: {result.reports} reports{state}")
-    lines.append(f"  bank       {manifest.bank}: {len(manifest.bank_before.files)} files before{_bank_after(manifest)}")
+    lines.append(f"  bank       {manifest.bank}: {manifest.bank_before.count} files before{_bank_after(manifest)}")
     return "\n".join(map(visible, lines)) + "\n"
 
 
@@ -113,3 +117,23 @@ def _code(code: int | None) -> str:
 
 def _local(timestamp: str) -> str:
     return datetime.fromisoformat(timestamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def render_removal(removal: Removal, done: bool) -> str:
+    """One line per run removed (or that would be), then what it gives back."""
+    verb = "removed" if done else "would remove"
+    lines = [
+        visible(f"{verb} {row.id}  {_local(row.started_at)}  {row.status.value:<11} {row.mode:<14} {row.script}")
+        for row in removal.runs
+    ]
+    space = f"{_bytes(removal.run_bytes)} of run records and {_bytes(removal.blob_bytes)} of stored bank contents"
+    lines.append(f"{verb} {len(removal.runs)} run{'' if len(removal.runs) == 1 else 's'}: {space}")
+    return "\n".join(lines) + "\n"
+
+
+def _bytes(size: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return f"{size} bytes"

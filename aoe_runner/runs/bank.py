@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError
+from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.manifest import BankChanges, BankFile, BankInventory, RunManifest
 
 _CHUNK = 1 << 20
@@ -30,6 +31,7 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _SNAPSHOT_WRITE = "cannot write the bank snapshot"
+RACY_S = 2.0  # a file changed this close to the earlier inventory may have changed unseen within the same mtime tick
 _BACKUP_WRITE = "cannot write the backup of the bank"
 
 
@@ -46,8 +48,15 @@ def refuse_if_in_use(bank: Path, live_runs: list[RunManifest]) -> None:
             raise BankInUse(f"{bank} is being tuned by run {run.id} (pid {run.supervisor_pid}); restore it when that run ends")
 
 
-def take_inventory(directory: Path, snapshot_to: Path | None = None) -> BankInventory:
-    """List, size and hash every entry under directory; with snapshot_to, copy each there in the same pass."""
+def take_inventory(
+    directory: Path, blobs: BlobStore | None = None, previous: BankInventory | None = None, rehash: bool = False
+) -> BankInventory:
+    """List, size and hash every entry under directory; with blobs, keep each file's content in the store.
+
+    A file whose size, mtime and inode match `previous` (an earlier inventory of the same bank) keeps its recorded
+    sha256 without being read, unless it changed within RACY_S of that inventory (git's "racily clean" rule), its
+    blob is missing, or `rehash` asks for every file to be read.
+    """
     taken_at = datetime.now(timezone.utc)
     try:
         root = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the bank is whatever its path names
@@ -55,22 +64,38 @@ def take_inventory(directory: Path, snapshot_to: Path | None = None) -> BankInve
         return BankInventory(directory=str(directory), exists=False, taken_at=taken_at)
     except OSError as error:
         raise InputError(str(directory), f"cannot read directory: {error.strerror}") from None
+    known = _Known(previous, blobs) if previous is not None and not rehash else None
     files, directories = [], []
     try:
-        if snapshot_to is not None:
-            _make_directory(snapshot_to)
         for relative, parent, name, info in _walk(root, directory):
-            copy_to = snapshot_to / relative if snapshot_to is not None else None
             if stat.S_ISDIR(info.st_mode):
                 directories.append(relative)
-                if copy_to is not None:
-                    _make_directory(copy_to)
-            elif (entry := _inventory_entry(parent, name, relative, info, directory / relative, copy_to)) is not None:
+            elif (entry := _inventory_entry(parent, name, relative, info, directory / relative, blobs, known)) is not None:
                 files.append(entry)
     finally:
         os.close(root)
     files.sort(key=lambda file: file.path)
     return BankInventory(directory=str(directory), exists=True, files=files, directories=directories, taken_at=taken_at)
+
+
+class _Known:
+    """What an earlier inventory says about files that have not changed since."""
+
+    def __init__(self, previous: BankInventory, blobs: BlobStore | None) -> None:
+        self.files = previous.by_path()
+        self.trusted_before_ns = int(previous.taken_at.timestamp() * 1e9) - int(RACY_S * 1e9)
+        self.blobs = blobs
+
+    def unchanged(self, relative: str, info: os.stat_result) -> BankFile | None:
+        file = self.files.get(relative)
+        if file is None or file.link is not None or file.mtime_ns is None:
+            return None
+        same = (file.size, file.mtime_ns, file.inode) == (info.st_size, info.st_mtime_ns, info.st_ino)
+        if not same or info.st_mtime_ns >= self.trusted_before_ns:
+            return None
+        if self.blobs is not None and not self.blobs.has_blob(file.sha256):
+            return None
+        return file.model_copy(update={"mode": stat.S_IMODE(info.st_mode)})
 
 
 def changes_between(before: BankInventory, after: BankInventory) -> BankChanges:
@@ -85,7 +110,7 @@ def changes_between(before: BankInventory, after: BankInventory) -> BankChanges:
 @dataclass
 class RestorePlan:
     bank: Path
-    snapshot: Path
+    snapshot: Path | BlobStore  # a bank-before/ directory (records before 0.2), or the blob store
     wanted: dict[str, BankFile]
     present: set[str] = field(default_factory=set)  # files and symlinks in the bank now
     write: list[str] = field(default_factory=list)  # from the snapshot: missing now, or different
@@ -109,7 +134,7 @@ class RestorePlan:
         return f"restore {path}" if link is None else f"restore {path} -> {link}"
 
 
-def plan_restore(before: BankInventory, snapshot: Path) -> RestorePlan:
+def plan_restore(before: BankInventory, snapshot: Path | BlobStore) -> RestorePlan:
     bank = Path(before.directory)
     current = take_inventory(bank)
     now, wanted = current.by_path(), before.by_path()
@@ -123,9 +148,10 @@ def plan_restore(before: BankInventory, snapshot: Path) -> RestorePlan:
         keep = set(before.directories)
         plan.make_directories = sorted(keep - present)
     plan.remove_directories = sorted(present - keep, reverse=True)
-    missing = [path for path in plan.write if wanted[path].link is None and not _is_snapshot_file(snapshot, path)]
+    missing = [path for path in plan.write if wanted[path].link is None and not _in_snapshot(snapshot, wanted[path])]
     if missing:
-        raise InputError(str(snapshot), f"the bank snapshot is incomplete: {missing[0]} is missing")
+        where = snapshot.blobs if isinstance(snapshot, BlobStore) else snapshot
+        raise InputError(str(where), f"the bank snapshot is incomplete: {missing[0]} is missing")
     return plan
 
 
@@ -182,16 +208,16 @@ def _walk(directory: int, where: Path, prefix: str = "") -> Iterator[tuple[str, 
 
 
 def _inventory_entry(
-    parent: int, name: str, relative: str, info: os.stat_result, where: Path, copy_to: Path | None
+    parent: int, name: str, relative: str, info: os.stat_result, where: Path, blobs: BlobStore | None, known: _Known | None
 ) -> BankFile | None:
     if stat.S_ISLNK(info.st_mode):
         target = os.readlink(name, dir_fd=parent)
-        if copy_to is not None:
-            _write_side(os.symlink, copy_to, _SNAPSHOT_WRITE, target, copy_to)
         encoded = os.fsencode(target)
         return BankFile(path=relative, size=len(encoded), sha256=hashlib.sha256(encoded).hexdigest(), link=target)
     if not stat.S_ISREG(info.st_mode):
         raise InputError(str(where), f"{_kind(info.st_mode)} in a bank, which holds only files, directories and symlinks")
+    if known is not None and (unchanged := known.unchanged(relative, info)) is not None:
+        return unchanged
     try:
         source = os.open(name, _READ, dir_fd=parent)
     except FileNotFoundError:
@@ -199,12 +225,35 @@ def _inventory_entry(
     except OSError as error:
         raise InputError(str(where), f"cannot read bank file: {error.strerror}") from None
     try:
-        mode = stat.S_IMODE(_regular(source, where).st_mode)
-        target = _create(copy_to, _SNAPSHOT_WRITE) if copy_to is not None else None
-        size, digest = _copy(source, where, target, copy_to, _SNAPSHOT_WRITE)
+        opened = _regular(source, where)
+        size, digest = _hash_into(source, where, blobs)
     finally:
         os.close(source)
-    return BankFile(path=relative, size=size, sha256=digest, mode=mode)
+    return BankFile(
+        path=relative,
+        size=size,
+        sha256=digest,
+        mode=stat.S_IMODE(opened.st_mode),
+        mtime_ns=opened.st_mtime_ns,
+        inode=opened.st_ino,
+    )
+
+
+def _hash_into(source: int, where: Path, blobs: BlobStore | None) -> tuple[int, str]:
+    """Hash the file, and with blobs keep its content there (once: a blob that exists is not written again)."""
+    if blobs is None:
+        return _copy(source, where)
+    try:
+        target, temporary = blobs.new_blob()
+    except OSError as error:
+        raise InputError(str(blobs.blobs), f"{_SNAPSHOT_WRITE}: {error.strerror or error}") from None
+    try:
+        size, digest = _copy(source, where, target, blobs.blobs, f"{_SNAPSHOT_WRITE} (storing {where})")
+        _write_side(blobs.commit_blob, blobs.blobs, f"{_SNAPSHOT_WRITE} (storing {where})", temporary, digest)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return size, digest
 
 
 def _copy(
@@ -247,10 +296,6 @@ def _create(path: Path, what: str) -> int:
         return os.open(path, _CREATE, 0o600)
     except OSError as error:
         raise InputError(str(path), f"{what}: {error.strerror or error}") from None
-
-
-def _make_directory(path: Path) -> None:
-    _write_side(lambda: path.mkdir(parents=True, exist_ok=True), path, _SNAPSHOT_WRITE)
 
 
 def _regular(fd: int, where: Path) -> os.stat_result:
@@ -343,24 +388,35 @@ def _put_back(plan: RestorePlan, relative: str, parent: int, name: str) -> None:
 
 def _copy_from_snapshot(plan: RestorePlan, relative: str, parent: int, temporary: str) -> None:
     wanted, where = plan.wanted[relative], plan.bank / relative
-    snapshot = os.open(plan.snapshot, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    source, read_where = _open_snapshot(plan.snapshot, relative, wanted)
     try:
-        with _Parent(snapshot, plan.snapshot, relative) as (snapshot_parent, name):
-            try:
-                source = os.open(name, _READ, dir_fd=snapshot_parent)
-            except OSError as error:
-                raise InputError(str(plan.snapshot / relative), f"cannot read the bank snapshot: {error.strerror}") from None
-    finally:
-        os.close(snapshot)
-    try:
-        mode = wanted.mode if wanted.mode is not None else stat.S_IMODE(_regular(source, plan.snapshot / relative).st_mode)
+        mode = wanted.mode if wanted.mode is not None else stat.S_IMODE(_regular(source, read_where).st_mode)
         target = _create_in(parent, temporary, where)
         _write_side(os.fchmod, where, "cannot write", target, mode)
-        _, digest = _copy(source, plan.snapshot / relative, target, where)
+        _, digest = _copy(source, read_where, target, where)
     finally:
         os.close(source)
     if digest != wanted.sha256:
-        raise InputError(str(plan.snapshot / relative), "differs from its recorded sha256; the snapshot was changed")
+        raise InputError(str(read_where), "differs from its recorded sha256; the snapshot was changed")
+
+
+def _open_snapshot(snapshot: Path | BlobStore, relative: str, wanted: BankFile) -> tuple[int, Path]:
+    """The recorded content of one bank file, opened for reading, and where it is."""
+    if isinstance(snapshot, BlobStore):
+        where = snapshot.blob_path(wanted.sha256)
+        try:
+            return os.open(where, _READ), where
+        except OSError as error:
+            raise InputError(str(where), f"cannot read the bank snapshot: {error.strerror}") from None
+    directory = os.open(snapshot, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        with _Parent(directory, snapshot, relative) as (snapshot_parent, name):
+            try:
+                return os.open(name, _READ, dir_fd=snapshot_parent), snapshot / relative
+            except OSError as error:
+                raise InputError(str(snapshot / relative), f"cannot read the bank snapshot: {error.strerror}") from None
+    finally:
+        os.close(directory)
 
 
 def _create_in(parent: int, name: str, where: Path) -> int:
@@ -397,9 +453,11 @@ def _under_any(directory: str, files: dict[str, BankFile]) -> bool:
     return any("/".join(parts[:depth]) in files for depth in range(1, len(parts) + 1))
 
 
-def _is_snapshot_file(snapshot: Path, relative: str) -> bool:
+def _in_snapshot(snapshot: Path | BlobStore, file: BankFile) -> bool:
+    if isinstance(snapshot, BlobStore):
+        return snapshot.has_blob(file.sha256)
     try:
-        return stat.S_ISREG(os.lstat(snapshot / relative).st_mode)
+        return stat.S_ISREG(os.lstat(snapshot / file.path).st_mode)
     except OSError:
         return False
 

@@ -107,6 +107,10 @@ class RunIndex:
         with self.connect() as db:
             return [_row(found) for found in db.execute(query, values)]
 
+    def delete(self, ids: list[str]) -> None:
+        with self.connect() as db:
+            db.executemany("DELETE FROM runs WHERE id = ?", [(run_id,) for run_id in ids])
+
     def ids_starting_with(self, prefix: str, limit: int = 3) -> list[str]:
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         with self.connect() as db:

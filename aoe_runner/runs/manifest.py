@@ -66,6 +66,11 @@ class BankFile(BaseModel):
     sha256: str = Field(description="Of the content; for a symlink, of its target.")
     mode: int | None = Field(None, description="Permission bits (420 is 0o644); None for a symlink, or when not recorded.")
     link: str | None = Field(None, description="The target of a symlink, as written; None for a file.")
+    mtime_ns: int | None = Field(
+        None,
+        description="Modification time when listed: with size and inode, how an unchanged file is recognised without reading it.",
+    )
+    inode: int | None = None
 
     def differs_from(self, other: BankFile) -> bool:
         """Content, kind or target differ, or modes that both sides recorded."""
@@ -82,10 +87,21 @@ class BankInventory(BaseModel):
         None, description="Every subdirectory, relative to the bank; None in records made before they were listed."
     )
     taken_at: datetime
+    stored: str | None = Field(
+        None,
+        description="Id of the full inventory in the aoe-runner home's inventories/; files and directories are then "
+        "not repeated here.",
+    )
+    file_count: int | None = Field(None, description="Files and symlinks, when the inventory is stored.")
+    stored_bytes: int | None = Field(None, description="Their total size, when the inventory is stored.")
 
     @property
     def total_bytes(self) -> int:
-        return sum(file.size for file in self.files)
+        return self.stored_bytes if self.stored is not None and self.stored_bytes is not None else sum(f.size for f in self.files)
+
+    @property
+    def count(self) -> int:
+        return self.file_count if self.stored is not None and self.file_count is not None else len(self.files)
 
     @property
     def symlinks(self) -> list[BankFile]:

@@ -29,12 +29,14 @@ from pydantic import ValidationError
 from aoe_runner.errors import InputError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.jsontext import dump_json, load_json
+from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.index import RunFilter, RunIndex, RunRow, row_of
-from aoe_runner.runs.manifest import MANIFEST_NAME, RunManifest, RunStatus
+from aoe_runner.runs.manifest import MANIFEST_NAME, BankInventory, RunManifest, RunStatus
 
 __all__ = ["RunFilter", "RunRow", "RunStore"]
 
 SUPERVISOR_LOCK = "supervisor.lock"
+LEGACY_SNAPSHOT = "bank-before"  # a whole copy of the bank in each run record, before the blob store
 RESERVE_NAME = ".reserve"
 RESERVE_BYTES = (256 << 10, 64 << 20)  # the room kept for the end of a run: at least, at most
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
@@ -49,6 +51,7 @@ class RunStore:
         self.warnings: list[str] = []
         self._warn_to = warn
         self.index = RunIndex(self.db_path, self._readable_manifests, self.warn)
+        self.blobs = BlobStore(home)
 
     def warn(self, message: str) -> None:
         """A problem with one record that does not stop the command: said once."""
@@ -159,6 +162,13 @@ class RunStore:
         rows = self.index.rows(where)
         return [self._settle(row) if row.status is RunStatus.RUNNING else row for row in rows]
 
+    def restore_source(self, manifest: RunManifest) -> tuple[BankInventory, Path | BlobStore]:
+        """The full bank inventory before the run, and where its files' contents are kept."""
+        legacy = self.run_dir(manifest.id) / LEGACY_SNAPSHOT
+        if manifest.bank_before.stored is None and legacy.is_dir():  # recorded before 0.2: a copy per run
+            return manifest.bank_before, legacy
+        return self.blobs.expand(manifest.bank_before), self.blobs
+
     def load_or_warn(self, run_id: str) -> RunManifest | None:
         """The manifest, or None with a warning when it cannot be read."""
         try:
@@ -184,6 +194,10 @@ class RunStore:
         if len(matches) > 1:
             raise InputError(reference, f"matches several runs ({', '.join(matches[:2])}, ...): give more of the id")
         return self._settled_manifest(matches[0])
+
+    def is_live(self, run_id: str) -> bool:
+        """Whether the run's supervisor is alive now."""
+        return self._supervisor_alive(run_id)
 
     def live_runs(self) -> list[RunManifest]:
         """Runs whose supervisor is alive now."""

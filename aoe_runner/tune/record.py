@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import signal
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -52,6 +52,7 @@ def execute_recorded(
     grace_s: float,
     terminal: TerminalOutput | None = None,
     inherit_fds: Sequence[int] = (),
+    on_recorded: Callable[[], None] = lambda: None,
 ) -> RunManifest:
     """Run manifest.command to its end and record it; the device lock, if any, is the caller's.
 
@@ -63,12 +64,13 @@ def execute_recorded(
     run_dir = store.run_dir(manifest.id)
     with store.supervising(manifest.id), signals_deferred() as noted:
         store.save_start(manifest)
+        on_recorded()  # the start is on disk: e.g. the blobs it names are safe from a collect
         if terminal is not None:
             reporter.notice(f"run {manifest.id}: {shlex.join(manifest.command)}")
             reporter.notice(f"recording to {run_dir}")
         outcome = _supervise(manifest, env, run_dir, reporter, grace_s, terminal, inherit_fds, noted)
         _record_end(manifest, outcome)
-        _record_bank(manifest)
+        _record_bank(manifest, store)
         manifest.late_signal = outcome.late_signal or (noted[0] if noted else None)
         for problem in store.save_end(manifest):
             manifest.warnings.append(problem)
@@ -239,10 +241,12 @@ def _record_end(manifest: RunManifest, outcome: Outcome) -> None:
         manifest.status, manifest.exit_code = RunStatus.FAILED, code if code > 0 else 128 - code
 
 
-def _record_bank(manifest: RunManifest) -> None:
+def _record_bank(manifest: RunManifest, store: RunStore) -> None:
+    """The bank after the run, and what changed: only files whose size, mtime or inode changed are read again."""
     try:
-        manifest.bank_after = take_inventory(Path(manifest.bank))
+        before = store.blobs.expand(manifest.bank_before)
+        after = take_inventory(Path(manifest.bank), previous=before)
+        manifest.bank_changes = changes_between(before, after)
+        manifest.bank_after = store.blobs.save_inventory(after)
     except (AoeRunnerError, OSError) as error:
         manifest.warnings.append(f"the bank after the run could not be listed: {getattr(error, 'message', error)}")
-        return
-    manifest.bank_changes = changes_between(manifest.bank_before, manifest.bank_after)

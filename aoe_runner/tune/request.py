@@ -35,6 +35,7 @@ class TuneRequest:
     model_memory: str | None = None
     force: bool = False
     skip: tuple[str, ...] = ()  # preflight checks whose failures and warnings do not stop the run
+    rehash: bool = False  # read every bank file, even those the last inventory says are unchanged
 
     def __post_init__(self) -> None:
         if self.te_parallel is not None and self.te_parallel not in TE_PARALLEL_RANGE:

@@ -22,7 +22,6 @@ from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_re
 from aoe_runner.tune.relay import TerminalOutput
 from aoe_runner.tune.request import TuneRequest, format_duration
 
-BANK_SNAPSHOT = "bank-before"
 WORK_DIR = "work"
 
 
@@ -62,7 +61,9 @@ def dry_run(request: TuneRequest, store: RunStore, base_env: Mapping[str, str] |
     plan = DryRun(request.command(), os.getcwd(), changes, gate)
     if request.bank is not None and not request.bank.exists():
         plan.steps.append(f"would create the bank directory {request.bank}")
-    plan.steps.append(f"would record the run in {store.runs_dir / '<run id>'}, with a snapshot of the bank {bank}")
+    plan.steps.append(
+        f"would record the run in {store.runs_dir / '<run id>'}, keeping the bank's new contents in {store.blobs.blobs}"
+    )
     for lock, what, shared in ((DeviceLock(device), f"device {device}", False), (BankLock(bank), f"the bank {bank}", True)):
         holder = _holder_or_problem(lock, shared)
         plan.steps.append(f"would hold the lock of {what}" + (f" (now held: {holder})" if holder else " (free now)"))
@@ -112,17 +113,39 @@ def run_tune(
         if request.bank is not None and not request.bank.exists():
             request.bank.mkdir(parents=True)
             reporter.notice(f"created the bank directory {request.bank}")
-        manifest = _start_record(request, run_id, run_dir, facts, env, changes, gate.outcome, started_at, device, work_dir)
+        writing = locks.enter_context(_Writing(store))  # no collect removes a blob before the manifest names it
+        manifest = _start_record(request, run_id, store, facts, env, changes, gate.outcome, started_at, device, work_dir)
         held = device_lock.inherited_fds() + bank_lock.inherited_fds()
         locks_held = locks.pop_all()
     with locks_held:
-        return execute_recorded(store, manifest, env, reporter, request.grace_s, terminal, inherit_fds=held)
+        return execute_recorded(
+            store, manifest, env, reporter, request.grace_s, terminal, inherit_fds=held, on_recorded=writing.release
+        )
+
+
+class _Writing:
+    """The blob store's writer lock, released once the run's manifest is saved (or when the start fails)."""
+
+    def __init__(self, store: RunStore) -> None:
+        self._held: ExitStack | None = ExitStack()
+        self._held.enter_context(store.blobs.writing())
+
+    def __enter__(self) -> _Writing:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
 
 def _start_record(
     request: TuneRequest,
     run_id: str,
-    run_dir: Path,
+    store: RunStore,
     facts: HostFacts,
     env: Mapping[str, str],
     changes: dict[str, str],
@@ -131,8 +154,10 @@ def _start_record(
     device: int,
     work_dir: Path,
 ) -> RunManifest:
-    """The manifest as written before the script starts, with the bank inventoried and copied into the record."""
+    """The manifest as written before the script starts, with the bank inventoried and its new contents stored."""
     bank = bank_directory(env, facts, request)
+    previous = store.blobs.last_inventory(bank)
+    inventory = take_inventory(bank, store.blobs, previous, rehash=request.rehash)
     return RunManifest(
         id=run_id,
         status=RunStatus.RUNNING,
@@ -151,7 +176,7 @@ def _start_record(
         preflight=preflight,
         supervisor_pid=os.getpid(),
         started_at=started_at,
-        bank_before=take_inventory(bank, snapshot_to=run_dir / BANK_SNAPSHOT),
+        bank_before=store.blobs.save_inventory(inventory),
     )
 
 

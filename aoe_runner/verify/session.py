@@ -206,7 +206,7 @@ def _one_run(
             verify=link,
             supervisor_pid=os.getpid(),
             started_at=started_at,
-            bank_before=take_inventory(bank),
+            bank_before=store.blobs.save_inventory(take_inventory(bank, previous=store.blobs.last_inventory(bank))),
         )
     return execute_recorded(store, manifest, env, reporter, request.grace_s)
 

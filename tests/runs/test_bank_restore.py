@@ -18,6 +18,7 @@ import pytest
 from aoe_runner.devlock import BankBusy, BankLock, LockHolder
 from aoe_runner.errors import InputError
 from aoe_runner.runs.bank import BankInUse, apply_restore, changes_between, plan_restore, refuse_if_in_use, take_inventory
+from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.manifest import RunManifest
 from tests.conftest import ROOT
 from tests.locks.users import NOBODY, as_user, finished, make_shared_tree, needs_root
@@ -31,11 +32,15 @@ def _recorded_run(home: Home) -> str:
     return home.only_manifest()["id"]
 
 
-def _snapshot(home: Home, run_id: str) -> Path:
-    return home.root / "home" / "runs" / run_id / "bank-before"
+def _blob_of(home: Home, run_id: str, relative: str) -> Path:
+    """Where the run's snapshot keeps the content of one bank file."""
+    store = BlobStore(home.root / "home")
+    manifest = RunManifest.model_validate_json((home.root / "home" / "runs" / run_id / "manifest.json").read_bytes())
+    (file,) = [file for file in store.expand(manifest.bank_before).files if file.path == relative]
+    return store.blob_path(file.sha256)
 
 
-def _restore(bank: Path, snapshot: Path, before, backup: Path) -> None:  # type: ignore[no-untyped-def]
+def _restore(bank: Path, snapshot: BlobStore, before, backup: Path) -> None:  # type: ignore[no-untyped-def]
     apply_restore(plan_restore(before, snapshot), backup)
 
 
@@ -69,19 +74,30 @@ def test_a_symlink_planted_in_the_bank_is_removed_not_written_through(home: Home
 def test_a_symlink_planted_in_the_snapshot_is_not_followed(home: Home) -> None:
     run_id = _recorded_run(home)
     elsewhere = home.root / "elsewhere"
-    elsewhere.mkdir()
-    (elsewhere / "x").write_bytes(b"not from the snapshot")
-    shutil.rmtree(_snapshot(home, run_id) / "sub")
-    (_snapshot(home, run_id) / "sub").symlink_to(elsewhere)
+    elsewhere.write_bytes(b"not from the snapshot")
+    blob = _blob_of(home, run_id, "sub/x")
+    blob.unlink()
+    blob.symlink_to(elsewhere)
     (home.root / "bank" / "sub" / "x").unlink()
 
     refused = aoe_runner(home, "bank", "restore", run_id)
 
     assert refused.returncode == 4
-    assert (
-        refused.stderr
-        == f"error: {_snapshot(home, run_id) / 'sub'}: a symlink where a directory should be; refusing to follow it\n"
-    )
+    assert refused.stderr == f"error: {blob}: cannot read the bank snapshot: Too many levels of symbolic links\n"
+    assert not (home.root / "bank" / "sub" / "x").exists()
+
+
+def test_a_changed_blob_is_refused_by_its_hash(home: Home) -> None:
+    run_id = _recorded_run(home)
+    blob = _blob_of(home, run_id, "sub/x")
+    blob.chmod(0o644)
+    blob.write_bytes(b"tampered with")
+    (home.root / "bank" / "sub" / "x").unlink()
+
+    refused = aoe_runner(home, "bank", "restore", run_id)
+
+    assert refused.returncode == 4
+    assert refused.stderr == f"error: {blob}: differs from its recorded sha256; the snapshot was changed\n"
     assert not (home.root / "bank" / "sub" / "x").exists()
 
 
@@ -91,7 +107,7 @@ def test_a_symlink_in_the_bank_is_recorded_with_its_target_and_restored_never_fo
         directory.mkdir()
     (first / "op.bin").write_bytes(b"first")
     (bank / "cube").symlink_to(first)
-    before = take_inventory(bank, snapshot_to=tmp_path / "snapshot")
+    before = take_inventory(bank, BlobStore(tmp_path / "store"))
     assert [(file.path, file.link, file.mode) for file in before.files] == [("cube", str(first), None)]
     assert before.symlinks == before.files and before.directories == []
 
@@ -102,7 +118,7 @@ def test_a_symlink_in_the_bank_is_recorded_with_its_target_and_restored_never_fo
     changes = changes_between(before, take_inventory(bank))
     assert (changes.added, changes.removed, changes.modified) == (["vector"], [], ["cube"])
 
-    _restore(bank, tmp_path / "snapshot", before, tmp_path / "backup")
+    _restore(bank, BlobStore(tmp_path / "store"), before, tmp_path / "backup")
     assert os.readlink(bank / "cube") == str(first) and sorted(os.listdir(bank)) == ["cube"]
     assert (first / "op.bin").read_bytes() == b"changed behind the link" and os.listdir(second) == []
 
@@ -113,14 +129,14 @@ def test_restored_files_get_their_recorded_modes_back(tmp_path: Path) -> None:
     for name, mode in (("tool.sh", 0o750), ("secret.bin", 0o600), ("plain.json", 0o644)):
         (bank / name).write_bytes(name.encode())
         os.chmod(bank / name, mode)
-    before = take_inventory(bank, snapshot_to=tmp_path / "snapshot")
+    before = take_inventory(bank, BlobStore(tmp_path / "store"))
     assert {file.path: file.mode for file in before.files} == {"plain.json": 0o644, "secret.bin": 0o600, "tool.sh": 0o750}
 
     (bank / "tool.sh").write_bytes(b"rewritten")
     os.chmod(bank / "tool.sh", 0o644)
     os.chmod(bank / "secret.bin", 0o666)  # only the mode changed
     assert changes_between(before, take_inventory(bank)).modified == ["secret.bin", "tool.sh"]
-    _restore(bank, tmp_path / "snapshot", before, tmp_path / "backup")
+    _restore(bank, BlobStore(tmp_path / "store"), before, tmp_path / "backup")
 
     assert {path.name: path.stat().st_mode & 0o7777 for path in bank.iterdir()} == {
         "plain.json": 0o644,
@@ -136,14 +152,14 @@ def test_a_restore_removes_the_empty_directories_a_run_created_and_only_those(tm
     (bank / "soc" / "cube" / "op.bin").write_bytes(b"op")
     (bank / "kept-empty").mkdir()
     (bank / "removed-by-the-run").mkdir()
-    before = take_inventory(bank, snapshot_to=tmp_path / "snapshot")
+    before = take_inventory(bank, BlobStore(tmp_path / "store"))
     assert before.directories == ["kept-empty", "removed-by-the-run", "soc", "soc/cube"]
 
     (bank / "new" / "deeper").mkdir(parents=True)
     (bank / "soc" / "vector").mkdir()
     (bank / "soc" / "vector" / "op.bin").write_bytes(b"added")
     (bank / "removed-by-the-run").rmdir()
-    plan = plan_restore(before, tmp_path / "snapshot")
+    plan = plan_restore(before, BlobStore(tmp_path / "store"))
     assert plan.lines() == [
         "remove  soc/vector/op.bin",
         "remove  soc/vector/ (when empty)",
@@ -184,11 +200,11 @@ def test_a_full_disk_while_taking_the_snapshot_is_a_write_error_naming_the_snaps
     bank.mkdir()
     (bank / "big.bin").write_bytes(os.urandom(3 << 20))
     with pytest.raises(InputError) as failed:
-        take_inventory(bank, snapshot_to=tiny_disk / "bank-before")
-    assert (
-        failed.value.message
-        == f"{tiny_disk / 'bank-before' / 'big.bin'}: cannot write the bank snapshot: No space left on device"
+        take_inventory(bank, BlobStore(tiny_disk / "home"))
+    assert failed.value.message == (
+        f"{tiny_disk / 'home' / 'blobs'}: cannot write the bank snapshot (storing {bank / 'big.bin'}): No space left on device"
     )
+    assert [path.name for path in (tiny_disk / "home" / "blobs").iterdir()] == []  # no half-written blob left
 
 
 def test_a_full_disk_while_restoring_names_the_bank_file_and_leaves_no_temporary(tmp_path: Path, tiny_disk: Path) -> None:
@@ -196,11 +212,11 @@ def test_a_full_disk_while_restoring_names_the_bank_file_and_leaves_no_temporary
     bank.mkdir()
     (bank / "big.bin").write_bytes(os.urandom(600 << 10))
     (bank / "small.bin").write_bytes(b"small")
-    before = take_inventory(bank, snapshot_to=tmp_path / "snapshot")
+    before = take_inventory(bank, BlobStore(tmp_path / "store"))
     (bank / "big.bin").write_bytes(os.urandom(600 << 10))  # the copy back needs room for both
 
     with pytest.raises(InputError) as failed:
-        _restore(bank, tmp_path / "snapshot", before, tmp_path / "backup")
+        _restore(bank, BlobStore(tmp_path / "store"), before, tmp_path / "backup")
     assert failed.value.message == f"{bank / 'big.bin'}: cannot write: No space left on device"
     assert sorted(os.listdir(bank)) == ["big.bin", "small.bin"]
 

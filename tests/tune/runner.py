@@ -34,7 +34,9 @@ class Home:
         }
 
     def manifests(self) -> list[dict]:
-        return [json.loads(path.read_text()) for path in sorted((self.root / "home" / "runs").glob("*/manifest.json"))]
+        """Every run's manifest, oldest first (run ids of one second sort by their random part, so by start time)."""
+        found = [json.loads(path.read_text()) for path in (self.root / "home" / "runs").glob("*/manifest.json")]
+        return sorted(found, key=lambda manifest: manifest["started_at"])
 
     def only_manifest(self) -> dict:
         (manifest,) = self.manifests()

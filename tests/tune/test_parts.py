@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from aoe_runner.errors import UsageError
 from aoe_runner.runs.bank import changes_between, take_inventory
+from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.tune.markers import MarkerScanner
 from aoe_runner.tune.request import parse_duration
 from aoe_runner.tune.watch import ResultWatcher
@@ -78,8 +79,9 @@ def test_bank_inventory_and_changes(tmp_path: Path) -> None:
     (bank / "soc" / "cube").mkdir(parents=True)
     (bank / "soc" / "cube" / "a.bin").write_bytes(b"a")
     (bank / "soc" / "cube" / "b.bin").write_bytes(b"b")
-    before = take_inventory(bank, snapshot_to=tmp_path / "snapshot")
-    assert (tmp_path / "snapshot" / "soc" / "cube" / "a.bin").read_bytes() == b"a"
+    store = BlobStore(tmp_path / "home")
+    before = take_inventory(bank, store)
+    assert store.blob_path(before.by_path()["soc/cube/a.bin"].sha256).read_bytes() == b"a"
     (bank / "soc" / "cube" / "a.bin").write_bytes(b"A")
     (bank / "soc" / "cube" / "b.bin").unlink()
     (bank / "soc" / "unified_bank.json").write_text("{}")

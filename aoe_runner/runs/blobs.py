@@ -1,0 +1,203 @@
+"""The content-addressed store under the aoe-runner home: bank file contents and bank inventories, each kept once.
+
+    blobs/<sha256[:2]>/<sha256>        a bank file's content (read-only, written once, atomically)
+    inventories/<id[:2]>/<id>.json.gz  a bank inventory: its files (path, size, sha256, mode, link, mtime, inode)
+                                       and directories; the id is the sha256 of the uncompressed JSON
+    banks/<sha256 of the bank path>    the newest inventory of that bank and when it was taken, so the next one
+                                       re-reads only what changed
+
+Every file is written to a temporary name in its own directory, then renamed, so a crash leaves either nothing or
+a whole file. Runs reference inventories by id (the manifest stays small), and inventories reference blobs. A
+blob is needed only by the before-inventories of the runs kept, for `bank restore`; `collect` removes everything
+else. Writers hold `store.lock` shared from the first blob they write until their manifest references it, and
+`collect` holds it exclusive, so it never removes what a starting run is about to reference.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gzip
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from aoe_runner.errors import AoeRunnerError, InputError
+from aoe_runner.runs.manifest import BankFile, BankInventory
+
+LOCK_NAME = "store.lock"
+
+
+@dataclass(frozen=True)
+class Collected:
+    blobs: int
+    inventories: int
+    bytes: int
+
+
+class BlobStore:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.blobs = home / "blobs"
+        self.inventories = home / "inventories"
+        self.banks = home / "banks"
+
+    # -- blobs ----------------------------------------------------------------------------------
+
+    def blob_path(self, sha256: str) -> Path:
+        return self.blobs / sha256[:2] / sha256
+
+    def has_blob(self, sha256: str) -> bool:
+        return self.blob_path(sha256).is_file()
+
+    def new_blob(self) -> tuple[int, Path]:
+        """A temporary file to stream a blob into; `commit_blob` names it once its sha256 is known."""
+        self.blobs.mkdir(parents=True, exist_ok=True)
+        temporary = self.blobs / f".incoming-{os.getpid()}-{secrets.token_hex(4)}"
+        return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444), temporary
+
+    def commit_blob(self, temporary: Path, sha256: str) -> None:
+        target = self.blob_path(sha256)
+        if target.exists():
+            temporary.unlink(missing_ok=True)  # the same content is there already
+            return
+        target.parent.mkdir(exist_ok=True)
+        os.replace(temporary, target)
+
+    # -- inventories ----------------------------------------------------------------------------
+
+    def save_inventory(self, inventory: BankInventory) -> BankInventory:
+        """Store the inventory's files and directories once; return it as the manifest keeps it (counts and an id)."""
+        body = json.dumps(
+            {"files": [file.model_dump(exclude_none=True) for file in inventory.files], "directories": inventory.directories},
+            separators=(",", ":"),
+            sort_keys=True,
+        ).encode()
+        identity = hashlib.sha256(body).hexdigest()
+        target = self._inventory_path(identity)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(target, gzip.compress(body, compresslevel=6, mtime=0))
+        self._remember(inventory, identity)
+        summary = {"file_count": len(inventory.files), "stored_bytes": inventory.total_bytes}
+        return inventory.model_copy(update={"files": [], "directories": None, "stored": identity, **summary})
+
+    def expand(self, inventory: BankInventory) -> BankInventory:
+        """The full inventory: as it is when it was kept whole (older records), else read from the store."""
+        if inventory.stored is None:
+            return inventory
+        try:
+            body = json.loads(gzip.decompress(self._inventory_path(inventory.stored).read_bytes()))
+        except (OSError, ValueError, EOFError) as error:
+            raise InputError(str(self._inventory_path(inventory.stored)), f"cannot read the bank inventory: {error}") from None
+        files = [BankFile.model_validate(file) for file in body["files"]]
+        return inventory.model_copy(update={"files": files, "directories": body["directories"]})
+
+    def last_inventory(self, bank: Path) -> BankInventory | None:
+        """The newest inventory of this bank (by its resolved path), for finding unchanged files without reading them."""
+        try:
+            pointer = json.loads((self.banks / _bank_key(bank)).read_text())
+            stub = BankInventory(
+                directory=str(bank),
+                exists=True,
+                taken_at=datetime.fromisoformat(pointer["taken_at"]),
+                stored=pointer["inventory"],
+            )
+            return self.expand(stub)
+        except (OSError, ValueError, KeyError, TypeError, AoeRunnerError):  # a damaged pointer costs a full re-read
+            return None
+
+    def _remember(self, inventory: BankInventory, identity: str) -> None:
+        self.banks.mkdir(parents=True, exist_ok=True)
+        pointer = {"inventory": identity, "taken_at": inventory.taken_at.isoformat(), "bank": inventory.directory}
+        _write_atomically(self.banks / _bank_key(Path(inventory.directory)), json.dumps(pointer).encode())
+
+    def _inventory_path(self, identity: str) -> Path:
+        return self.inventories / identity[:2] / f"{identity}.json.gz"
+
+    # -- locking and collecting -----------------------------------------------------------------
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Held (shared) while a run writes blobs its manifest does not reference yet."""
+        with self._lock(fcntl.LOCK_SH):
+            yield
+
+    def collect(self, keep: Iterable[BankInventory], keep_whole: Iterable[BankInventory]) -> Collected:
+        """Remove every blob and inventory no kept run needs.
+
+        keep: every inventory a kept run references (its inventory stays); keep_whole: the before-inventories of
+        kept runs, whose blobs stay too, for their restore. Idempotent: an interrupted collect is finished by the next.
+        """
+        with self._lock(fcntl.LOCK_EX):
+            inventories = {inventory.stored for inventory in keep if inventory.stored} | self._pointed_at()
+            needed: set[str] = set()
+            for inventory in keep_whole:
+                needed |= {file.sha256 for file in self.expand(inventory).files if file.link is None}
+            removed_blobs, freed = _remove_unlisted(self.blobs, needed, lambda path: path.name)
+            removed_inventories, freed_more = _remove_unlisted(
+                self.inventories, inventories, lambda path: path.name.removesuffix(".json.gz")
+            )
+        return Collected(removed_blobs, removed_inventories, freed + freed_more)
+
+    def size(self) -> int:
+        """Bytes the store holds now."""
+        return sum(_tree_size(directory) for directory in (self.blobs, self.inventories, self.banks))
+
+    def _pointed_at(self) -> set[str]:
+        found = set()
+        for pointer in self.banks.glob("*") if self.banks.is_dir() else []:
+            try:
+                found.add(json.loads(pointer.read_text())["inventory"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return found
+
+    @contextmanager
+    def _lock(self, operation: int) -> Iterator[None]:
+        self.home.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.home / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, operation)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _bank_key(bank: Path) -> str:
+    return hashlib.sha256(os.fsencode(os.path.realpath(bank))).hexdigest()
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _remove_unlisted(directory: Path, keep: set[str], name_of) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    removed = freed = 0
+    if not directory.is_dir():
+        return 0, 0
+    for path in directory.rglob("*"):
+        if not path.is_file() or name_of(path) in keep:
+            continue
+        size = path.stat().st_size
+        path.unlink(missing_ok=True)  # an incoming file of a crashed writer goes too: the lock says none is live
+        removed, freed = removed + 1, freed + size
+    return removed, freed
+
+
+def _tree_size(directory: Path) -> int:
+    if not directory.is_dir():
+        return 0
+    return sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())

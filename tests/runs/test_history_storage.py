@@ -1,0 +1,182 @@
+"""A history that stays small (issue 12): bank contents stored once, unchanged files not re-read, prune and rm
+that give space back without ever losing what a kept run's restore needs, and finish what a crash interrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from aoe_runner.runs.blobs import BlobStore
+from aoe_runner.runs.manifest import BankInventory
+from tests.tune.runner import Home, aoe_runner, start_tune, tune, wait_for_output
+
+HOUR_AGO = time.time() - 3600
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    bank = tmp_path / "bank" / "Ascend910B3" / "cube"
+    bank.mkdir(parents=True)
+    for index in range(20):
+        path = bank / f"existing_{index}.bin"
+        path.write_bytes(os.urandom(50_000))
+        os.utime(path, (HOUR_AGO, HOUR_AGO))  # long before any inventory: trusted when unchanged
+    return Home(tmp_path)
+
+
+def store_files(home: Home) -> dict[str, int]:
+    root = home.root / "home"
+    return {
+        str(path.relative_to(root)): path.stat().st_size
+        for directory in ("blobs", "inventories")
+        for path in (root / directory).rglob("*")
+        if path.is_file()
+    }
+
+
+def recorded_hashes(home: Home, manifest: dict) -> dict[str, str]:
+    """path -> sha256 of the bank as the run recorded it before starting."""
+    inventory = BlobStore(home.root / "home").expand(BankInventory.model_validate(manifest["bank_before"]))
+    return {file.path: file.sha256 for file in inventory.files}
+
+
+def tune_bank(home: Home, *options: str) -> None:
+    code, _, err = tune(home, "exit", "0", options=("--bank", str(home.root / "bank"), *options))
+    assert code == 0, err
+
+
+def test_an_unchanged_bank_costs_nothing_on_the_next_run(home: Home) -> None:
+    tune_bank(home)
+    before = store_files(home)
+    assert sum(size for name, size in before.items() if name.startswith("blobs")) == 20 * 50_000
+
+    tune_bank(home)
+
+    assert store_files(home) == before  # no blob, no inventory: the same inventory is stored once
+    first, second = home.manifests()
+    assert second["bank_before"]["stored"] == first["bank_before"]["stored"] and second["bank_before"]["files"] == []
+    assert (home.root / "home" / "runs" / second["id"] / "manifest.json").stat().st_size < 20_000
+
+
+def test_unchanged_files_are_not_read_again_unless_rehash_asks(home: Home) -> None:
+    tune_bank(home)
+    victim = home.root / "bank" / "Ascend910B3" / "cube" / "existing_0.bin"
+    stat = victim.stat()
+    with open(victim, "r+b") as handle:  # same inode, same size, mtime put back: only reading can tell
+        handle.write(b"X" * 100)
+    os.utime(victim, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+    tune_bank(home)
+    tune_bank(home, "--rehash")
+
+    first, trusted, rehashed = (recorded_hashes(home, manifest) for manifest in home.manifests())
+    path = "Ascend910B3/cube/existing_0.bin"
+    assert trusted[path] == first[path]  # not read: the recorded hash stands
+    assert rehashed[path] != first[path]  # read again: the change is seen
+
+
+def test_prune_is_a_dry_run_by_default_and_keeps_what_kept_runs_restore(home: Home) -> None:
+    for _ in range(3):
+        code, _, err = tune(home, "progress", "--reports", "1", "--interval", "0", options=("--bank", str(home.root / "bank")))
+        assert code == 0, err
+    oldest, middle, newest = home.manifests()
+    files_before = store_files(home)
+
+    preview = aoe_runner(home, "runs", "prune", "--keep", "1")
+    assert preview.returncode == 0 and f"would remove {oldest['id']}" in preview.stdout
+    assert "would remove 2 runs" in preview.stdout and "pass --yes" in preview.stderr
+    assert len(home.manifests()) == 3 and store_files(home) == files_before
+
+    pruned = aoe_runner(home, "runs", "prune", "--keep", "1", "--yes")
+
+    assert pruned.returncode == 0, pruned.stderr
+    assert [m["id"] for m in home.manifests()] == [newest["id"]]
+    listed = aoe_runner(home, "runs", "list", "--json")
+    assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [newest["id"]]
+    restored = aoe_runner(home, "bank", "restore", newest["id"])  # every blob it needs is still there
+    assert restored.returncode == 0, restored.stderr
+    cube = home.root / "bank" / "Ascend910B3" / "cube"
+    assert sorted(path.name for path in cube.iterdir()) == sorted([f"existing_{i}.bin" for i in range(20)] + ["op_0.bin"])
+    gone = aoe_runner(home, "runs", "show", oldest["id"])
+    assert gone.returncode == 4
+
+
+def test_prune_removes_blobs_only_removed_runs_needed(home: Home) -> None:
+    tune_bank(home)
+    first_blobs = {name for name in store_files(home) if name.startswith("blobs")}
+    for path in (home.root / "bank" / "Ascend910B3" / "cube").iterdir():
+        path.write_bytes(os.urandom(50_000))  # a whole new bank
+    tune_bank(home)
+
+    pruned = aoe_runner(home, "runs", "prune", "--keep", "1", "--yes")
+
+    assert pruned.returncode == 0, pruned.stderr
+    assert "1.0 MiB of stored bank contents" in pruned.stdout or "976.6 KiB of stored bank contents" in pruned.stdout
+    left = {name for name in store_files(home) if name.startswith("blobs")}
+    assert left and not (left & first_blobs)
+
+
+def test_a_live_run_is_never_removed(home: Home) -> None:
+    running = start_tune(home, "hang", options=("--bank", str(home.root / "bank")))
+    try:
+        wait_for_output(running, "ready")
+        (manifest,) = home.manifests()
+        refused = aoe_runner(home, "runs", "rm", manifest["id"])
+        pruned = aoe_runner(home, "runs", "prune", "--keep", "0", "--yes")
+    finally:
+        running.send_signal(signal.SIGINT)
+        running.communicate(timeout=60)
+
+    assert refused.returncode == 1 and "is running" in refused.stderr
+    assert pruned.returncode == 0 and "removed 0 runs" in pruned.stdout
+    assert [m["id"] for m in home.manifests()] == [manifest["id"]]
+
+
+@pytest.mark.parametrize("stopped_after", ["journal", "index", "trash"])
+def test_an_interrupted_removal_is_finished_by_the_next(home: Home, stopped_after: str) -> None:
+    for _ in range(3):
+        tune_bank(home)
+    oldest, middle, newest = home.manifests()
+    root = home.root / "home"
+    going = [oldest["id"], middle["id"]]
+    (root / "prune.journal").write_text(json.dumps(going))  # the state a crash leaves after each step
+    if stopped_after in ("index", "trash"):
+        with sqlite3.connect(root / "runs.db") as db:
+            db.executemany("DELETE FROM runs WHERE id = ?", [(run_id,) for run_id in going])
+    if stopped_after == "trash":
+        (root / "trash").mkdir(exist_ok=True)
+        (root / "runs" / oldest["id"]).rename(root / "trash" / oldest["id"])
+
+    finished = aoe_runner(home, "runs", "prune", "--status", "failed", "--yes")
+
+    assert finished.returncode == 0, finished.stderr
+    assert "finished an interrupted removal of 2 runs" in finished.stderr
+    assert [m["id"] for m in home.manifests()] == [newest["id"]]
+    assert not (root / "prune.journal").exists() and list((root / "trash").iterdir()) == []
+    assert aoe_runner(home, "bank", "restore", newest["id"], "--dry-run").returncode == 0
+
+
+def test_prune_needs_a_rule_and_rm_a_recorded_run(home: Home) -> None:
+    bare = aoe_runner(home, "runs", "prune")
+    assert bare.returncode == 2 and "runs prune needs --keep, --older-than, --status, --script or --kind" in bare.stderr
+    missing = aoe_runner(home, "runs", "rm", "20990101")
+    assert missing.returncode == 4 and "no recorded run has this id" in missing.stderr
+
+
+def test_older_than_and_status_narrow_what_goes(home: Home) -> None:
+    tune_bank(home)
+    code, _, _ = tune(home, "exit", "3", options=("--bank", str(home.root / "bank")))
+    assert code == 3
+    failed = home.manifests()[-1]
+
+    recent = aoe_runner(home, "runs", "prune", "--older-than", "1h", "--yes")
+    only_failed = aoe_runner(home, "runs", "prune", "--status", "failed", "--yes")
+
+    assert "removed 0 runs" in recent.stdout
+    assert f"removed {failed['id']}" in only_failed.stdout and len(home.manifests()) == 1
