@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -15,3 +16,8 @@ def runner_home() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("aoe-runner", appauthor=False))
+
+
+def bank_pointer(home: Path, bank: Path) -> Path:
+    """The file under the aoe-runner home that names a bank's newest inventory (one per resolved bank path)."""
+    return home / "banks" / hashlib.sha256(os.fsencode(os.path.realpath(bank))).hexdigest()

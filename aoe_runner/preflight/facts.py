@@ -21,8 +21,10 @@ import psutil
 from pydantic import BaseModel, Field
 
 from aoe_runner.devlock import LockHolder, current_holder
+from aoe_runner.home import HOME_VARIABLE, runner_home
 from aoe_runner.locks import LockUnusable
 from aoe_runner.preflight.cann import AoeIni, CannEnvironment, cann_environment, find_aoe_ini
+from aoe_runner.preflight.history import HistoryUse, measure_history
 from aoe_runner.preflight.npu_smi import ListedNpu, Npus, NpuSmiTable, parse_npu_smi, series_of, soc_of
 from aoe_runner.proc import run_bounded
 
@@ -90,6 +92,7 @@ class HostFacts(BaseModel):
     paths: list[PathState] = Field(description="TUNE_BANK_PATH and ASCEND_WORK_PATH, when set.")
     device_lock_holder: LockHolder | None = Field(description="The run tuning the device now, if any.")
     device_lock_problem: str | None = Field(None, description="Why the device lock cannot be used, if so.")
+    history: HistoryUse | None = Field(None, description="aoe-runner's own history: what it holds and the next run adds.")
     sources: dict[str, str] = Field(description="Where each fact came from.")
 
     def disk(self, role: str) -> DiskSpace | None:
@@ -115,6 +118,7 @@ def gather_facts(
         "disks": "shutil.disk_usage() of the nearest existing directory",
         "device_lock_holder": "aoe-runner's device lock file",
         "paths": "os.access() as this user",
+        "history": "a listing of the aoe-runner home and the bank (sizes only, nothing read)",
     }
     roots = [Path("/usr/local/Ascend"), home / "Ascend"]
     cann = cann_environment(env, roots)
@@ -141,6 +145,7 @@ def gather_facts(
         lspci=shutil.which("lspci", path=env.get("PATH")),
         paths=[_path_state(name, env[name], cwd) for name in ("TUNE_BANK_PATH", "ASCEND_WORK_PATH") if env.get(name)],
         **_device_lock(env),
+        history=_history(env, home, cwd, soc_name),
         sources=sources,
     )
 
@@ -200,6 +205,13 @@ def _disks(env: Mapping[str, str], home: Path, cwd: Path, soc: str | None) -> li
     else:
         bank, _ = default_bank(env, home, soc, "op")
     return [_disk_space("home", home), _disk_space("work", work), _disk_space("bank", bank)]
+
+
+def _history(env: Mapping[str, str], home: Path, cwd: Path, soc: str | None) -> HistoryUse:
+    configured = env.get(HOME_VARIABLE)
+    runner = Path(configured).expanduser() if configured else runner_home()
+    bank = resolve_against(env["TUNE_BANK_PATH"], cwd) if env.get("TUNE_BANK_PATH") else default_bank(env, home, soc, "op")[0]
+    return measure_history(runner, bank.parent if bank.name == "<soc_version>" else bank, home)
 
 
 def _disk_space(role: Literal["home", "work", "bank"], path: Path) -> DiskSpace:

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aoe_runner.preflight.checks.result import size_text
 from aoe_runner.render.safe_text import visible
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.runs.store import RunRow
@@ -126,14 +127,6 @@ def render_removal(removal: Removal, done: bool) -> str:
         visible(f"{verb} {row.id}  {_local(row.started_at)}  {row.status.value:<11} {row.mode:<14} {row.script}")
         for row in removal.runs
     ]
-    space = f"{_bytes(removal.run_bytes)} of run records and {_bytes(removal.blob_bytes)} of stored bank contents"
+    space = f"{size_text(removal.run_bytes)} of run records and {size_text(removal.blob_bytes)} of stored bank contents"
     lines.append(f"{verb} {len(removal.runs)} run{'' if len(removal.runs) == 1 else 's'}: {space}")
     return "\n".join(lines) + "\n"
-
-
-def _bytes(size: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024  # type: ignore[assignment]
-    return f"{size} bytes"

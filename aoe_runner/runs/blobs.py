@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 
 from aoe_runner.errors import AoeRunnerError, InputError
+from aoe_runner.home import bank_pointer
 from aoe_runner.runs.manifest import BankFile, BankInventory
 
 LOCK_NAME = "store.lock"
@@ -101,7 +102,7 @@ class BlobStore:
     def last_inventory(self, bank: Path) -> BankInventory | None:
         """The newest inventory of this bank (by its resolved path), for finding unchanged files without reading them."""
         try:
-            pointer = json.loads((self.banks / _bank_key(bank)).read_text())
+            pointer = json.loads(bank_pointer(self.home, bank).read_text())
             stub = BankInventory(
                 directory=str(bank),
                 exists=True,
@@ -114,8 +115,13 @@ class BlobStore:
 
     def _remember(self, inventory: BankInventory, identity: str) -> None:
         self.banks.mkdir(parents=True, exist_ok=True)
-        pointer = {"inventory": identity, "taken_at": inventory.taken_at.isoformat(), "bank": inventory.directory}
-        _write_atomically(self.banks / _bank_key(Path(inventory.directory)), json.dumps(pointer).encode())
+        pointer = {
+            "inventory": identity,
+            "taken_at": inventory.taken_at.isoformat(),
+            "bank": inventory.directory,
+            "bytes": inventory.total_bytes,
+        }
+        _write_atomically(bank_pointer(self.home, Path(inventory.directory)), json.dumps(pointer).encode())
 
     def _inventory_path(self, identity: str) -> Path:
         return self.inventories / identity[:2] / f"{identity}.json.gz"
@@ -167,10 +173,6 @@ class BlobStore:
             yield
         finally:
             os.close(fd)
-
-
-def _bank_key(bank: Path) -> str:
-    return hashlib.sha256(os.fsencode(os.path.realpath(bank))).hexdigest()
 
 
 def _write_atomically(target: Path, data: bytes) -> None:

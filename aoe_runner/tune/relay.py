@@ -109,7 +109,8 @@ class TerminalOutput:
 
     def __init__(self) -> None:
         self.out = TerminalWriter(1, "stdout")
-        self.err = TerminalWriter(2, "stderr")
+        # one file behind both (2>&1, a terminal): one writer, so the two streams keep their order
+        self.err = self.out if _same_file(1, 2) else TerminalWriter(2, "stderr")
         self._stream = self.err.text_stream()
         self._previous: object = None
 
@@ -120,17 +121,19 @@ class TerminalOutput:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
         self._stream.flush()
         sys.stderr = self._previous  # type: ignore[assignment]
-        for writer in (self.out, self.err):
+        writers = {id(writer): writer for writer in (self.out, self.err)}.values()
+        for writer in writers:
             writer.stop_accepting()
         deadline = time.monotonic() + DRAIN_AT_EXIT_S
-        for writer in (self.out, self.err):
+        for writer in writers:
             writer.close(max(0.0, deadline - time.monotonic()))
         if self.err.problem() is None and self.out.problem():  # said only where someone reads, never blocking long
             print(f"warning: {self.out.problem()}", file=sys.stderr, flush=True)
 
     def problems(self) -> list[str]:
         """What the readers have missed so far."""
-        return [problem for problem in (self.out.problem(), self.err.problem()) if problem]
+        writers = [self.out] if self.err is self.out else [self.out, self.err]
+        return [problem for problem in (writer.problem() for writer in writers) if problem]
 
 
 class _RawFront(io.RawIOBase):
@@ -149,3 +152,11 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _same_file(first: int, second: int) -> bool:
+    try:
+        one, other = os.fstat(first), os.fstat(second)
+    except OSError:
+        return False
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)

@@ -115,7 +115,10 @@ def test_every_check_of_the_8_5_host_names_its_documentation(tmp_path: Path) -> 
     ("text", "expected"),
     [
         ("[OPAT]\nTUNING_PARALLEL_NUM=2\n[COMMON]\nTUNING_PARALLEL_NUM=16\nRUN_LOOP=20\n", ("16", "20", None)),
-        ("; generated\n# by the installer\n[COMMON]\nWORK_PATH=/data/%u/aoe\nRUN_LOOP = 7 # seven\n", (None, "7", "/data/%u/aoe")),
+        (
+            "; generated\n# by the installer\n[COMMON]\nWORK_PATH=/data/%u/aoe\nRUN_LOOP = 7 # seven\n",
+            (None, "7", "/data/%u/aoe"),
+        ),
         ("WORK_PATH=./\nTUNING_PARALLEL_NUM=12\n", ("12", None, "./")),
     ],
 )

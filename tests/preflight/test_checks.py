@@ -29,6 +29,7 @@ from aoe_runner.preflight.checks.variables import (
     check_work_path,
 )
 from aoe_runner.preflight.facts import AoeIni, Npus, PathState
+from aoe_runner.preflight.history import HistoryUse
 from aoe_runner.preflight.plan import Plan, TuneMode
 from tests.preflight.hosts import GIB, make_facts
 
@@ -110,7 +111,35 @@ def test_home_disk_needs_20_gib(free_gib: float, status: Status) -> None:
     result = check_disk_home(make_facts(home_free_gib=free_gib), OP)
     assert result.status is status
     if status is Status.FAIL:
-        assert result.fix.startswith("free 0.0 GiB in /home/tuner")
+        assert result.fix.startswith("free 10.2 MiB in /home/tuner")
+
+
+def history(held_gib: float, next_gib: float, same_filesystem: bool = True, free_gib: float | None = None) -> HistoryUse:
+    return HistoryUse(
+        home="/home/tuner/.local/share/aoe-runner",
+        held_bytes=int(held_gib * GIB),
+        next_run_bytes=int(next_gib * GIB),
+        shares_home_filesystem=same_filesystem,
+        free_bytes=None if free_gib is None else int(free_gib * GIB),
+    )
+
+
+def test_what_aoe_runner_will_write_counts_toward_the_home_disk() -> None:
+    facts = make_facts(home_free_gib=21).model_copy(update={"history": history(held_gib=5, next_gib=2)})
+
+    result = check_disk_home(facts, OP)
+
+    assert result.status is Status.FAIL and result.required == ">= 22.0 GiB"
+    assert result.observed == "21.0 GiB; aoe-runner's history holds 5.0 GiB"
+    assert "+ 2.0 GiB that aoe-runner will write" in result.formula
+    assert "aoe-runner runs prune --keep N --yes" in result.fix
+
+
+def test_a_history_on_another_filesystem_must_hold_the_next_run_itself() -> None:
+    roomy = make_facts(home_free_gib=30).model_copy(update={"history": history(1, 2, same_filesystem=False, free_gib=1)})
+    result = check_disk_home(roomy, OP)
+    assert result.status is Status.FAIL and result.required == ">= 20.0 GiB"
+    assert "has 1.0 GiB free, the next run writes up to 2.0 GiB" in result.fix
 
 
 @pytest.mark.parametrize(("written", "status"), [("1", Status.PASS), ("65", Status.FAIL), ("many", Status.FAIL)])
@@ -262,7 +291,9 @@ def test_run_loop_from_aoe_ini(written: str | None, status: Status, observed: st
     ini = AoeIni(path="/opt/aoe.ini", searched=["/opt/aoe.ini"], tuning_parallel_num=None, run_loop=written)
     result = check_run_loop(make_facts(aoe_ini=ini), OP)
     assert (result.status, result.observed) == (status, observed)
-    assert result.sources == [f"RUN_LOOP={written} (/opt/aoe.ini)" if written else "RUN_LOOP=10 (default: not set in /opt/aoe.ini)"]
+    assert result.sources == [
+        f"RUN_LOOP={written} (/opt/aoe.ini)" if written else "RUN_LOOP=10 (default: not set in /opt/aoe.ini)"
+    ]
 
 
 def test_a_held_device_fails_and_names_the_holder() -> None:

@@ -103,9 +103,7 @@ def test_preflight_on_an_a3_host_refuses_subgraph_and_shows_the_hardware_in_its_
     assert result.code == 1
     header = result.out.splitlines()[:3]
     assert "SoC unknown" in header[1]
-    assert header[2] == (
-        "npu-smi: NPU 0-7 Ascend910 OK; 8 NPUs, 16 chips, Atlas A3 layout (npu-smi does not name the exact SoC)"
-    )
+    assert header[2] == ("npu-smi: NPU 0-7 Ascend910 OK; 8 NPUs, 16 chips, Atlas A3 layout (npu-smi does not name the exact SoC)")
     row = next(line for line in result.out.splitlines() if "mode supported by the" in line)
     assert row.startswith("FAIL") and "subgraph on Atlas A3, exact SoC" in row
 

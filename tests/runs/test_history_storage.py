@@ -7,11 +7,14 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from aoe_runner.preflight.history import RECORD_ALLOWANCE
 from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.manifest import BankInventory
 from tests.tune.runner import Home, aoe_runner, start_tune, tune, wait_for_output
@@ -180,3 +183,24 @@ def test_older_than_and_status_narrow_what_goes(home: Home) -> None:
 
     assert "removed 0 runs" in recent.stdout
     assert f"removed {failed['id']}" in only_failed.stdout and len(home.manifests()) == 1
+
+
+def test_preflight_says_what_the_history_holds_and_what_the_next_run_adds(home: Home) -> None:
+    bank = home.root / "bank"
+    env = {**home.env, "TUNE_BANK_PATH": str(bank)}
+
+    def history() -> dict:
+        result = subprocess.run(
+            [sys.executable, "-m", "aoe_runner", "preflight", "--json"], env=env, capture_output=True, text=True, timeout=60
+        )
+        return json.loads(result.stdout)["facts"]["history"]
+
+    never_tuned = history()
+    assert never_tuned["held_bytes"] == 0 and never_tuned["next_run_bytes"] == RECORD_ALLOWANCE + 20 * 50_000
+    tune_bank(home)
+    (bank / "Ascend910B3" / "cube" / "new.bin").write_bytes(b"n" * 4096)
+
+    tuned = history()
+
+    assert tuned["held_bytes"] >= 20 * 50_000  # the blobs, at least
+    assert tuned["next_run_bytes"] == RECORD_ALLOWANCE + 4096  # only what the store does not hold yet

@@ -29,4 +29,8 @@ class CheckResult(BaseModel):
 
 
 def size_text(n: float) -> str:
-    return f"{n / GIB:.1f} GiB"
+    """Bytes in the largest binary unit that keeps the figure at least 1 (GiB for anything from 1 GiB up)."""
+    for unit, factor in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= factor:
+            return f"{n / factor:.1f} {unit}"
+    return f"{n:.0f} bytes"
