@@ -5,7 +5,7 @@ two baselines — a bare loop that reads and `json.loads` every file, and `jq` e
 operator records — and reports ratios (baseline time / aoe-runner time: above 1 means aoe-runner is
 faster). It also records peak RSS summed over aoe-runner's whole process tree (workers included),
 and start-up times against `python -c pass`; then the tune, run-history and verify benchmarks
-(bench/tune_bench.py, bench/verify_bench.py). Results go to stdout and to docs/benchmarks.md.
+(bench/tune_bench.py, bench/history_bench.py, bench/verify_bench.py). Results go to stdout and to docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+import history_bench  # noqa: E402
 import tune_bench  # noqa: E402
 import verify_bench  # noqa: E402
 from generate_corpus import write_corpus  # noqa: E402
@@ -129,10 +130,13 @@ def main() -> None:
         )
     print("tune and run-history benchmarks", flush=True)
     tune_figures = tune_bench.measure(args.rounds, timed)
+    print("history storage benchmarks", flush=True)
+    history_figures = history_bench.measure(args.rounds)
     print("verify benchmarks", flush=True)
     verify_figures = verify_bench.measure(VERIFY_ROUNDS)
     text = render(corpus, files, size, medians, peak_rss, small_rss, startup, args.rounds)
     text += "\n" + tune_bench.render(tune_figures, args.rounds)
+    text += "\n" + history_bench.render(history_figures)
     text += "\n" + verify_bench.render(verify_figures)
     text += targets(medians, peak_rss, startup, tune_bench.target_rows(tune_figures) + verify_bench.target_rows(verify_figures))
     print(text)

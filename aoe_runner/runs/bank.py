@@ -70,7 +70,7 @@ def take_inventory(
         for relative, parent, name, info in _walk(root, directory):
             if stat.S_ISDIR(info.st_mode):
                 directories.append(relative)
-            elif (entry := _inventory_entry(parent, name, relative, info, directory / relative, blobs, known)) is not None:
+            elif (entry := _inventory_entry(parent, name, relative, info, directory, blobs, known)) is not None:
                 files.append(entry)
     finally:
         os.close(root)
@@ -84,7 +84,7 @@ class _Known:
     def __init__(self, previous: BankInventory, blobs: BlobStore | None) -> None:
         self.files = previous.by_path()
         self.trusted_before_ns = int(previous.taken_at.timestamp() * 1e9) - int(RACY_S * 1e9)
-        self.blobs = blobs
+        self.stored = blobs.blob_names() if blobs is not None else None  # None: contents need not be stored
 
     def unchanged(self, relative: str, info: os.stat_result) -> BankFile | None:
         file = self.files.get(relative)
@@ -93,9 +93,10 @@ class _Known:
         same = (file.size, file.mtime_ns, file.inode) == (info.st_size, info.st_mtime_ns, info.st_ino)
         if not same or info.st_mtime_ns >= self.trusted_before_ns:
             return None
-        if self.blobs is not None and not self.blobs.has_blob(file.sha256):
+        if self.stored is not None and file.sha256 not in self.stored:
             return None
-        return file.model_copy(update={"mode": stat.S_IMODE(info.st_mode)})
+        mode = stat.S_IMODE(info.st_mode)
+        return file if file.mode == mode else file.model_copy(update={"mode": mode})
 
 
 def changes_between(before: BankInventory, after: BankInventory) -> BankChanges:
@@ -208,16 +209,17 @@ def _walk(directory: int, where: Path, prefix: str = "") -> Iterator[tuple[str, 
 
 
 def _inventory_entry(
-    parent: int, name: str, relative: str, info: os.stat_result, where: Path, blobs: BlobStore | None, known: _Known | None
+    parent: int, name: str, relative: str, info: os.stat_result, bank: Path, blobs: BlobStore | None, known: _Known | None
 ) -> BankFile | None:
+    if known is not None and stat.S_ISREG(info.st_mode) and (unchanged := known.unchanged(relative, info)) is not None:
+        return unchanged  # the common case on a big bank: no path built, nothing read
+    where = bank / relative
     if stat.S_ISLNK(info.st_mode):
         target = os.readlink(name, dir_fd=parent)
         encoded = os.fsencode(target)
         return BankFile(path=relative, size=len(encoded), sha256=hashlib.sha256(encoded).hexdigest(), link=target)
     if not stat.S_ISREG(info.st_mode):
         raise InputError(str(where), f"{_kind(info.st_mode)} in a bank, which holds only files, directories and symlinks")
-    if known is not None and (unchanged := known.unchanged(relative, info)) is not None:
-        return unchanged
     try:
         source = os.open(name, _READ, dir_fd=parent)
     except FileNotFoundError:

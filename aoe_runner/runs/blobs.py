@@ -27,11 +27,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from aoe_runner.errors import AoeRunnerError, InputError
 from aoe_runner.home import bank_pointer
 from aoe_runner.runs.manifest import BankFile, BankInventory
 
 LOCK_NAME = "store.lock"
+
+
+class _StoredInventory(BaseModel):
+    """What inventories/<id>.json.gz holds."""
+
+    files: list[BankFile]
+    directories: list[str] | None
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,14 @@ class BlobStore:
 
     def has_blob(self, sha256: str) -> bool:
         return self.blob_path(sha256).is_file()
+
+    def blob_names(self) -> set[str]:
+        """Every stored blob's sha256, listed once (cheaper than asking for each of many files)."""
+        names: set[str] = set()
+        for directory in os.scandir(self.blobs) if self.blobs.is_dir() else []:
+            if directory.is_dir(follow_symlinks=False):
+                names.update(entry.name for entry in os.scandir(directory.path) if entry.is_file(follow_symlinks=False))
+        return names
 
     def new_blob(self) -> tuple[int, Path]:
         """A temporary file to stream a blob into; `commit_blob` names it once its sha256 is known."""
@@ -92,12 +109,15 @@ class BlobStore:
         """The full inventory: as it is when it was kept whole (older records), else read from the store."""
         if inventory.stored is None:
             return inventory
+        where = self._inventory_path(inventory.stored)
         try:
-            body = json.loads(gzip.decompress(self._inventory_path(inventory.stored).read_bytes()))
+            raw = gzip.decompress(where.read_bytes())
+            if hashlib.sha256(raw).hexdigest() != inventory.stored:
+                raise ValueError("its content does not match its name (sha256); it was changed or damaged")
+            body = _StoredInventory.model_validate_json(raw)  # one pass, parsed and validated together
         except (OSError, ValueError, EOFError) as error:
-            raise InputError(str(self._inventory_path(inventory.stored)), f"cannot read the bank inventory: {error}") from None
-        files = [BankFile.model_validate(file) for file in body["files"]]
-        return inventory.model_copy(update={"files": files, "directories": body["directories"]})
+            raise InputError(str(where), f"cannot read the bank inventory: {error}") from None
+        return inventory.model_copy(update={"files": body.files, "directories": body.directories})
 
     def last_inventory(self, bank: Path) -> BankInventory | None:
         """The newest inventory of this bank (by its resolved path), for finding unchanged files without reading them."""

@@ -32,13 +32,18 @@ CREATE TABLE IF NOT EXISTS runs (
     exit_code INTEGER,
     result_files INTEGER NOT NULL,
     cann_version TEXT,
-    soc TEXT
+    soc TEXT,
+    bank_before TEXT,
+    bank_after TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC);
 CREATE INDEX IF NOT EXISTS runs_by_script ON runs (script, mode, started_at DESC);
 CREATE INDEX IF NOT EXISTS runs_by_script_name ON runs (script_name, started_at DESC);
 """
-_COLUMNS = "id, started_at, ended_at, status, kind, mode, script, script_name, device, exit_code, result_files, cann_version, soc"
+_COLUMNS = (
+    "id, started_at, ended_at, status, kind, mode, script, script_name, device, exit_code, result_files, cann_version, soc, "
+    "bank_before, bank_after"
+)
 _COLUMN_NAMES = _COLUMNS.split(", ")
 
 
@@ -59,6 +64,8 @@ class RunRow:
     result_files: int
     cann_version: str | None
     soc: str | None
+    bank_before: str | None  # the ids of the run's bank inventories in the store, when stored there
+    bank_after: str | None
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,10 @@ class RunIndex:
             query += f" LIMIT {int(where.limit)}"
         with self.connect() as db:
             return [_row(found) for found in db.execute(query, values)]
+
+    def all_ids(self) -> set[str]:
+        with self.connect() as db:
+            return {row[0] for row in db.execute("SELECT id FROM runs")}
 
     def delete(self, ids: list[str]) -> None:
         with self.connect() as db:
@@ -216,6 +227,8 @@ def values_of(manifest: RunManifest) -> tuple[object, ...]:
         len(manifest.result_files),
         manifest.fingerprint.cann_version,
         manifest.fingerprint.soc,
+        manifest.bank_before.stored,
+        manifest.bank_after.stored if manifest.bank_after else None,
     )
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -20,10 +21,11 @@ from pathlib import Path
 from aoe_runner.errors import AoeRunnerError, ExitCode, UsageError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.runs.index import RunFilter, RunRow
-from aoe_runner.runs.manifest import RunStatus
+from aoe_runner.runs.manifest import BankInventory, RunStatus
 from aoe_runner.runs.store import TUNING, RunStore
 
 JOURNAL = "prune.journal"
+DELETE_THREADS = 16
 TRASH = "trash"
 
 
@@ -75,12 +77,12 @@ def plan_removal(store: RunStore, rows: list[RunRow]) -> Removal:
     removal = Removal(rows)
     removal.run_bytes = sum(_tree_size(store.run_dir(row.id)) for row in rows)
     going = {row.id for row in rows}
-    kept, unreadable = _remaining(store, going)
-    if unreadable:
-        removal.notes.append(f"{unreadable} manifests could not be read: stored bank contents are kept until they can")
+    kept = [row for row in store.list() if row.id not in going]
+    unindexed = _unindexed(store)
+    if unindexed:
+        removal.notes.append(_unreadable_note(unindexed))
         return removal
-    needed = _blobs_of(store, kept)
-    freed = _blobs_of(store, [manifest for manifest in _loaded(store, going)]) - needed
+    freed = _blobs_of(store, rows) - _blobs_of(store, kept)
     removal.blob_bytes = sum(_size(store.blobs.blob_path(sha)) for sha in freed)
     return removal
 
@@ -121,57 +123,57 @@ def _carry_out(store: RunStore, ids: list[str], notes: list[str]) -> None:
         except FileNotFoundError:
             pass  # moved already, by the removal this one finishes
     _empty_trash(store)
-    kept, unreadable = _remaining(store, set())
-    if not unreadable:
-        tuned = [manifest for manifest in kept if manifest.kind == TUNING]
+    unindexed = _unindexed(store)
+    if unindexed:
+        notes.append(_unreadable_note(unindexed))
+    else:
+        kept = store.list()
         store.blobs.collect(
-            keep=[inventory for manifest in kept for inventory in (manifest.bank_before, manifest.bank_after) if inventory],
-            keep_whole=[manifest.bank_before for manifest in tuned],
+            keep=[_stub(row.bank_before) for row in kept if row.bank_before]
+            + [_stub(row.bank_after) for row in kept if row.bank_after],
+            keep_whole=[_stub(row.bank_before) for row in kept if row.kind == TUNING and row.bank_before],
         )
     (store.home / JOURNAL).unlink(missing_ok=True)
 
 
 def _empty_trash(store: RunStore) -> None:
+    """Delete what the trash holds; rmdir waits on the disk's journal, so several at once overlap those waits."""
     trash = store.home / TRASH
-    if trash.is_dir():
-        for entry in trash.iterdir():
-            shutil.rmtree(entry, ignore_errors=True)
+    if not trash.is_dir():
+        return
+    with ThreadPoolExecutor(max_workers=DELETE_THREADS) as pool:
+        list(pool.map(lambda entry: shutil.rmtree(entry, ignore_errors=True), list(trash.iterdir())))
 
 
-def _remaining(store: RunStore, going: set[str]):  # type: ignore[no-untyped-def]
-    """The manifests of the runs that stay, and how many of them could not be read."""
-    kept, unreadable = [], 0
+def _unindexed(store: RunStore) -> list[str]:
+    """Run directories the index has no row for: their manifests could not be read, so they might need any blob."""
     if not store.runs_dir.is_dir():
-        return kept, 0
-    for directory in store.runs_dir.iterdir():
-        if directory.name in going or not directory.is_dir():
-            continue
-        manifest = store.load_or_warn(directory.name)
-        if manifest is None:
-            unreadable += 1
-        else:
-            kept.append(manifest)
-    return kept, unreadable
+        return []
+    present = {entry.name for entry in os.scandir(store.runs_dir) if entry.is_dir(follow_symlinks=False)}
+    return sorted(present - store.index.all_ids())
 
 
-def _loaded(store: RunStore, ids: Iterable[str]):  # type: ignore[no-untyped-def]
-    for run_id in ids:
-        manifest = store.load_or_warn(run_id)
-        if manifest is not None:
-            yield manifest
+def _unreadable_note(unindexed: list[str]) -> str:
+    return (
+        f"{len(unindexed)} run records could not be read (e.g. runs/{unindexed[0]}/manifest.json): stored bank "
+        "contents are kept until they can be"
+    )
 
 
-def _blobs_of(store: RunStore, manifests) -> set[str]:  # type: ignore[no-untyped-def]
+def _blobs_of(store: RunStore, rows: Iterable[RunRow]) -> set[str]:
     """The blobs the before-inventories of these tuning runs need, each inventory read once."""
     needed: set[str] = set()
-    seen: set[str] = set()
-    for manifest in manifests:
-        inventory = manifest.bank_before
-        if manifest.kind != TUNING or inventory.stored is None or inventory.stored in seen:
-            continue
-        seen.add(inventory.stored)
-        needed |= {file.sha256 for file in store.blobs.expand(inventory).files if file.link is None}
+    for identity in {row.bank_before for row in rows if row.kind == TUNING and row.bank_before}:
+        needed |= {file.sha256 for file in store.blobs.expand(_stub(identity)).files if file.link is None}
     return needed
+
+
+def _stub(identity: str) -> BankInventory:
+    """An inventory known only by its id in the store, as collect and expand need it."""
+    return BankInventory(directory="", exists=True, taken_at=_EPOCH, stored=identity)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _tree_size(directory: Path) -> int:

@@ -204,3 +204,21 @@ def test_preflight_says_what_the_history_holds_and_what_the_next_run_adds(home: 
 
     assert tuned["held_bytes"] >= 20 * 50_000  # the blobs, at least
     assert tuned["next_run_bytes"] == RECORD_ALLOWANCE + 4096  # only what the store does not hold yet
+
+
+def test_blobs_are_kept_while_a_remaining_record_cannot_be_read(home: Home) -> None:
+    tune_bank(home)
+    for path in (home.root / "bank" / "Ascend910B3" / "cube").iterdir():
+        path.write_bytes(os.urandom(50_000))
+    tune_bank(home)
+    tune_bank(home)
+    first, broken, newest = home.manifests()
+    (home.root / "home" / "runs" / broken["id"] / "manifest.json").write_text("{ not json")
+    (home.root / "home" / "runs.db").unlink()  # rebuilt without the broken record
+    blobs = {name for name in store_files(home) if name.startswith("blobs")}
+
+    pruned = aoe_runner(home, "runs", "rm", first["id"])
+
+    assert pruned.returncode == 0, pruned.stderr
+    assert "1 run records could not be read" in pruned.stderr and "kept until they can be" in pruned.stderr
+    assert {name for name in store_files(home) if name.startswith("blobs")} == blobs  # the broken run may need any
