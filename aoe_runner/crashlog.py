@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import platform
 import sys
 import tempfile
-import traceback
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from importlib import metadata
 from pathlib import Path
 
 from aoe_runner import __version__
@@ -45,6 +42,9 @@ def write_crash_log(error: BaseException, argv: Sequence[str]) -> Path:
 
 
 def _crash_report(error: BaseException, argv: Sequence[str]) -> str:
+    import platform  # only a crash needs these: kept out of every command's start-up
+    import traceback
+
     lines = [
         "### aoe-runner crash report",
         f"aoe-runner {__version__}",
@@ -59,6 +59,8 @@ def _crash_report(error: BaseException, argv: Sequence[str]) -> str:
 
 
 def _version_of(package: str) -> str:
+    from importlib import metadata
+
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:

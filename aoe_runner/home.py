@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -20,4 +19,6 @@ def runner_home() -> Path:
 
 def bank_pointer(home: Path, bank: Path) -> Path:
     """The file under the aoe-runner home that names a bank's newest inventory (one per resolved bank path)."""
+    import hashlib  # here, not at the top: every command imports this module, few need a hash
+
     return home / "banks" / hashlib.sha256(os.fsencode(os.path.realpath(bank))).hexdigest()
