@@ -47,6 +47,20 @@ TOKENS = (
     *(b'"\\r\\n\\u001b[2J"', b"\"=cmd|' /C calc'!A0\"", b'"|<script>"', b"\r", b"\n", b"\t"),
 )
 _SCALAR = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null')
+_KEYS = (
+    *("basic", "OPAT", "SGAT", "tuning_name", "tuning_time(s)", "opat_tuning_result", "opat_tune_result", "op_name"),
+    *("op_type", "tune_performance", "Format", "Schedule", "performance_before_tune(us)", "performance_after_tune(us)"),
+    *("performance_improvement", "update_mode", "repo_modified_operators", "add_repo_operators", "repo_summary"),
+    *("total_num", "repo_hit_num", "tuning_failed_operators", "model_baseline_performance(ms)", "repo_key"),
+    *("model_result_performance(ms)", "repo_modified_subgraphs", "add_repo_subgraphs", "performance_before_tune(ms)"),
+)
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | st.sampled_from(_KEYS),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(_KEYS) | st.text(max_size=4), children, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 @st.composite
@@ -59,7 +73,9 @@ def mutated_fixtures(draw: st.DrawFn) -> bytes:
 
 def _mutate(draw: st.DrawFn, data: bytes) -> bytes:
     at = draw(st.integers(0, len(data)))
-    kind = draw(st.sampled_from(["value", "value", "insert", "flip", "delete", "repeat", "truncate"]))
+    kind = draw(st.sampled_from(["node", "node", "value", "value", "insert", "flip", "delete", "repeat", "truncate"]))
+    if kind == "node":
+        return _replace_node(draw, data)
     if kind == "value":
         return _replace_value(data, draw(st.integers(0, 10_000)), draw(_tokens()))
     if kind == "insert":
@@ -75,6 +91,30 @@ def _mutate(draw: st.DrawFn, data: bytes) -> bytes:
 
 def _tokens() -> st.SearchStrategy[bytes]:
     return st.one_of(st.sampled_from(TOKENS), st.binary(min_size=1, max_size=8))
+
+
+def _replace_node(draw: st.DrawFn, data: bytes) -> bytes:
+    """Put a generated JSON value (of any type) in place of one node of the document, when it is JSON."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):  # not JSON (any more), or deeper than json can go
+        return _replace_value(data, draw(st.integers(0, 10_000)), draw(_tokens()))
+    nodes = [document]
+    while isinstance(nodes[-1], (dict, list)) and nodes[-1] and draw(st.integers(0, 5)):
+        children = list(nodes[-1].values() if isinstance(nodes[-1], dict) else nodes[-1])
+        nodes.append(children[draw(st.integers(0, len(children) - 1))])
+    parent, node = (nodes[-2], nodes[-1]) if len(nodes) > 1 else (None, document)
+    if parent is None:
+        return json.dumps(draw(_JSON_VALUES)).encode()
+    replacement = draw(_JSON_VALUES)
+    if isinstance(parent, dict):
+        parent[next(key for key, value in parent.items() if value is node)] = replacement
+    else:
+        parent[next(index for index, value in enumerate(parent) if value is node)] = replacement
+    try:
+        return json.dumps(document, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+    except RecursionError:
+        return data
 
 
 def _replace_value(data: bytes, index: int, token: bytes) -> bytes:
