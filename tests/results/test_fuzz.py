@@ -1,8 +1,9 @@
 """Byte-mutation fuzzing of every fixture: `report` (every format, and --diff) and `validate` never exit 3.
 
 Each example mutates one fixture (sample_results/ and tests/data/) a few times: truncation, byte flips,
-inserted, deleted and repeated ranges, and hostile tokens (bytes that are not UTF-8, lone surrogates, huge
-integers, deep nesting) put in place of a JSON value. The mutated file is reported next to an untouched
+inserted, deleted and repeated ranges, hostile tokens (bytes that are not UTF-8, lone surrogates, huge
+integers, deep nesting) put in place of a JSON value, and generated values of any type put in place of a
+node (type confusion). The mutated file is reported next to an untouched
 one through `aoe_runner.cli.main`, the real crash boundary, into streams that encode as a UTF-8 terminal
 does. Whatever the bytes, the answer is a result, warnings, or one exit-4 line naming the file, and the
 untouched file is still reported.
