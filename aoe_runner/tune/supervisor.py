@@ -12,19 +12,17 @@ way, and named.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aoe_runner.errors import InputError
 from aoe_runner.tune.relay import TerminalWriter
-from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
+from aoe_runner.tune.tree import Leftover, ScriptTree, linux_prctl, set_subreaper
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 READ_SIZE = 1 << 18
@@ -329,11 +327,8 @@ def _pidfd_open(pid: int) -> int | None:
 
 def _die_with_parent() -> Callable[[], None] | None:
     """In the child: ask the kernel to SIGKILL it when aoe-runner dies, so a killed supervisor leaves no orphan."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
+    prctl = linux_prctl()
+    if prctl is None:
         return None
     parent = os.getpid()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import psutil
@@ -30,15 +31,20 @@ class Leftover:
         return f"pid {self.pid} ({self.command or self.name})"
 
 
+def linux_prctl() -> Callable[..., int] | None:
+    """The C library's prctl(2), or None off Linux or where it cannot be found."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
+
+
 def set_subreaper(enabled: bool) -> bool:
     """Become (or stop being) the subreaper of our descendants; False where the kernel cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return False
-    return prctl(_PR_SET_CHILD_SUBREAPER, int(enabled), 0, 0, 0) == 0
+    prctl = linux_prctl()
+    return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, int(enabled), 0, 0, 0) == 0
 
 
 class ScriptTree:
