@@ -289,11 +289,21 @@ class RunStore:
 
 
 def _reserve(path: Path, size: int) -> None:
-    """Allocate real blocks (not a sparse file) that can be given back when the disk is full."""
+    """Allocate real blocks (not a sparse file) that can be given back when the disk is full.
+
+    Where the filesystem cannot fallocate (some NFS and ZFS setups), zeros are written instead; only a disk with no
+    room raises, since then the run could not be recorded anyway.
+    """
     low, high = RESERVE_BYTES
+    wanted = min(max(size, low), high)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
-        os.posix_fallocate(fd, 0, min(max(size, low), high))
+        try:
+            os.posix_fallocate(fd, 0, wanted)
+        except OSError as error:
+            if error.errno in _NO_ROOM:
+                raise
+            os.write(fd, bytes(wanted))
     finally:
         os.close(fd)
 
