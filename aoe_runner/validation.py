@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aoe_runner.errors import InputError
+from aoe_runner.results.loader import read_regular_file
 from aoe_runner.results.raw import is_json_prefix
 from aoe_runner.results.text import (
     BOM,
@@ -51,10 +52,7 @@ def validate_file(path: Path) -> list[SchemaProblem]:
     It reads the bytes as `report` does: invalid UTF-8 as U+FFFD, lone surrogates kept, integers of any length.
     """
     where = str(path)
-    try:
-        data = path.read_bytes().removeprefix(BOM)
-    except OSError as error:
-        raise InputError(where, f"cannot read: {error.strerror or error}") from None
+    data = read_regular_file(where)[0].removeprefix(BOM)
     text, repair = repaired_text(data)
     try:
         document = _parse(text, where, repair)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -20,15 +21,23 @@ _GLOB_CHARACTERS = frozenset("*?[")
 def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
     """Read and normalise one result file; raises InputError when it cannot be used."""
     where = os.fspath(path)
-    try:
-        with open(where, "rb") as handle:
-            data = handle.read()
-            mtime = os.fstat(handle.fileno()).st_mtime
-    except OSError as error:
-        raise InputError(where, f"cannot read: {error.strerror or error}") from None
+    data, mtime = read_regular_file(where)
     result_file = normalize(decode(data, where), where, os.path.basename(where))
     result_file.modified = _moment(mtime)
     return result_file
+
+
+def read_regular_file(where: str) -> tuple[bytes, float]:
+    """A file's bytes and mtime; InputError for anything but a regular file (a FIFO would block forever)."""
+    try:
+        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
+            return handle.read(), info.st_mtime
+    except OSError as error:
+        raise InputError(where, f"cannot read: {error.strerror or error}") from None
 
 
 def _moment(timestamp: float) -> datetime | None:
