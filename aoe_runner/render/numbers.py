@@ -1,0 +1,34 @@
+"""Numbers as precise as the inputs they came from: no float noise (58.62999999999997) in machine-readable output."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+
+def decimals(value: float) -> int:
+    """Digits after the point in the shortest text of value: 310.4 -> 1, 251.77 -> 2, 142.0 -> 0."""
+    exponent = Decimal(repr(value)).normalize().as_tuple().exponent
+    return max(-exponent, 0) if isinstance(exponent, int) else 0
+
+
+def significant(value: float) -> int:
+    """Significant digits in the shortest text of value: 310.4 -> 4, 0.05 -> 1, 142.0 -> 3."""
+    digits = Decimal(repr(value)).normalize().as_tuple().digits
+    return max(len(digits), 1)
+
+
+def difference(result: float | None, *inputs: float | None) -> float | None:
+    """A sum or difference of inputs, rounded to the most decimals among them."""
+    if result is None or not math.isfinite(result):
+        return result
+    places = max((decimals(x) for x in inputs if x is not None and math.isfinite(x)), default=9)
+    return round(result, min(places, 12))
+
+
+def ratio(result: float | None, *inputs: float | None, at_least: int = 3) -> float | None:
+    """A quotient (speed-up, percentage) of inputs, to as many significant digits as the least precise of them."""
+    if result is None or not math.isfinite(result) or result == 0:
+        return result
+    digits = max(min((significant(x) for x in inputs if x is not None and math.isfinite(x)), default=6), at_least)
+    return round(result, digits - 1 - math.floor(math.log10(abs(result))))
