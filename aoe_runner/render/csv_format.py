@@ -1,54 +1,82 @@
 """`--format csv`: one row per bank entry (summary) or per changed entry (diff), for spreadsheets.
 
-Numbers are written as numbers; every text cell goes through safe_text.csv_cell, so no name opens as a formula.
+Both have the same leading columns (kind, name, op_types, tuning_mode, unit), so one sheet can read either. Numbers
+are written as numbers, as precise as the inputs they came from (render.numbers); units are spelled `µs` and `ms`
+as in every table. Every text cell goes through safe_text.csv_cell, so no name opens as a formula.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from aoe_runner.render.numbers import difference, ratio
 from aoe_runner.render.safe_text import csv_cell
 
 if TYPE_CHECKING:
-    from aoe_runner.diff import BankDiff
+    from aoe_runner.diff import BankDiff, EntryChange
     from aoe_runner.summary import BankSummary
 
+ENTRY_COLUMNS = ("kind", "name", "op_types", "tuning_mode", "unit")
 SUMMARY_COLUMNS = (
-    "kind", "name", "op_types", "tuning_mode", "unit", "before", "after", "speedup", "time_saved",
-    "update_mode", "times_tuned", "file", "report_key", "timestamp", "conflict",
+    *ENTRY_COLUMNS, "before", "after", "speedup", "time_saved", "update_mode", "times_tuned", "file", "report_key",
+    "timestamp", "conflict",
 )  # fmt: skip
-DIFF_COLUMNS = ("change", "kind", "label", "unit", "old_before", "old_after", "new_before", "new_after", "after_change_pct")
+DIFF_COLUMNS = ("change", *ENTRY_COLUMNS, "old_before", "old_after", "new_before", "new_after", "after_change_pct")
+UNITS = {"us": "µs", "ms": "ms"}
+_OPERATOR_LABEL = re.compile(r"(?P<name>.*) \[(?P<types>[^\[\]]*)\](?: \((?P<mode>[^()]*)\))?", re.DOTALL)
 
 
 class CsvFormatter:
     def summary(self, summary: BankSummary, top: int | None) -> str:
         rows: list[Sequence[object]] = []
         for op in summary.operators[:top]:
+            before, after = op.before_us, op.after_us
             rows.append(
-                ("operator", op.name, "+".join(op.op_types), op.tuning_mode, "us", op.before_us, op.after_us,
-                 op.speedup, op.time_saved_us, op.update_mode.value, op.times_tuned, op.source.file,
-                 op.source.report_key, op.source.timestamp, op.conflict)
+                ("operator", op.name, "+".join(op.op_types), op.tuning_mode, "µs", before, after,
+                 ratio(op.speedup, before, after), difference(op.time_saved_us, before, after), op.update_mode.value,
+                 op.times_tuned, op.source.file, op.source.report_key, op.source.timestamp, op.conflict)
             )  # fmt: skip
         for sg in summary.subgraphs[:top]:
+            before, after = sg.before_ms, sg.after_ms
             rows.append(
-                ("subgraph", sg.repo_key, "", None, "ms", sg.before_ms, sg.after_ms, sg.speedup, sg.time_saved_ms,
-                 sg.update_mode.value, sg.times_tuned, sg.source.file, sg.source.report_key, sg.source.timestamp,
-                 sg.conflict)
+                ("subgraph", sg.repo_key, "", None, "ms", before, after, ratio(sg.speedup, before, after),
+                 difference(sg.time_saved_ms, before, after), sg.update_mode.value, sg.times_tuned, sg.source.file,
+                 sg.source.report_key, sg.source.timestamp, sg.conflict)
             )  # fmt: skip
-        return _write(SUMMARY_COLUMNS, rows)
+        if summary.legacy is not None:
+            from aoe_runner.render.legacy import csv_rows
+
+            rows += csv_rows(summary, top)
+        return write_csv(SUMMARY_COLUMNS, rows)
 
     def diff(self, diff: BankDiff, top: int | None) -> str:
         rows = [
-            (c.change.value, c.kind, c.label, c.unit, c.old_before, c.old_after, c.new_before, c.new_after, c.after_change_pct)
+            (c.change.value, *entry_columns(c), c.old_before, c.old_after, c.new_before, c.new_after,
+             ratio(c.after_change_pct, c.old_after, c.new_after))
             for c in diff.changes[:top]
-        ]
-        return _write(DIFF_COLUMNS, rows)
+        ]  # fmt: skip
+        return write_csv(DIFF_COLUMNS, rows)
 
 
-def _write(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+def entry_columns(change: EntryChange) -> tuple[str, str, str, str | None, str]:
+    """kind, name, op_types, tuning_mode and unit of a changed entry, as the summary CSV has them."""
+    unit = UNITS.get(change.unit, change.unit)
+    if change.kind == "subgraph":
+        return ("subgraph", change.label.removeprefix("subgraph "), "", None, unit)
+    if change.kind == "legacy_operator":  # its label is its name: no op types, no tuning mode
+        return ("legacy_operator", change.label, "", None, unit)
+    match = _OPERATOR_LABEL.fullmatch(change.label)
+    if match is None:
+        return ("operator", change.label, "", None, unit)
+    return ("operator", match["name"], match["types"], match["mode"], unit)
+
+
+def write_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """CSV text with safe text cells and empty cells for None; every CSV output of aoe-runner is written here."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)

@@ -139,7 +139,7 @@ def test_diff_of_hostile_names(cli, tmp_path: Path, fmt: str) -> None:  # type: 
     elif fmt == "csv":
         rows = list(csv.DictReader(io.StringIO(result.out)))
         assert len(rows) == len(list(csv.DictReader(io.StringIO(plain_out))))
-        assert not [row for row in rows if row["label"][:1] in ("=", "+", "-", "@")]
+        assert not [row for row in rows if row["name"][:1] in ("=", "+", "-", "@")]
     elif fmt == "table":
         assert_table_safe(result.out, plain_out)
     else:
