@@ -8,6 +8,7 @@ the stream's encoding cannot hold (a non-ASCII name on an ASCII terminal, a lone
 from __future__ import annotations
 
 import codecs
+import os
 import sys
 from typing import TextIO
 
@@ -29,6 +30,19 @@ class Terminal:
     def err(self) -> TextIO:
         return self._err or sys.stderr
 
+    def width(self, wide: bool = False) -> int | None:
+        """Columns a table may use: None (no limit) with --wide or when stdout is not a terminal; COLUMNS wins."""
+        if wide:
+            return None
+        columns = os.environ.get("COLUMNS", "").strip()
+        if columns.isdigit() and int(columns) > 0:
+            return int(columns)
+        if not _isatty(self.out):
+            return None
+        import shutil
+
+        return shutil.get_terminal_size().columns
+
     def result(self, text: str) -> None:
         write(self.out, text)
         self.out.flush()
@@ -41,6 +55,13 @@ class Terminal:
 
     def error(self, message: str) -> None:
         write(self.err, f"error: {visible(message)}\n")
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
 
 
 def write(stream: TextIO, text: str) -> None:
