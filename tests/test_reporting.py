@@ -10,7 +10,7 @@ def test_worker_processes_give_exactly_the_serial_result() -> None:
     serial, serial_count, serial_errors = merge_files(paths, workers=1)
     parallel, parallel_count, parallel_errors = merge_files(paths, workers=2)
     assert parallel.summary().model_dump() == serial.summary().model_dump()
-    assert parallel_count == serial_count == 9
+    assert parallel_count == serial_count == 12  # 9 AOE files and 3 legacy Auto Tune files
     assert [e.message for e in parallel_errors] == [e.message for e in serial_errors]
     assert len(serial_errors) == 4
 

@@ -10,11 +10,13 @@ from datetime import datetime
 from pathlib import Path
 
 from aoe_runner.errors import InputError
+from aoe_runner.results.legacy import FILE_GLOB as LEGACY_FILE_GLOB
 from aoe_runner.results.model import ResultFile
 from aoe_runner.results.normalize import normalize
 from aoe_runner.results.raw import decode
 
 RESULT_FILE_GLOB = "aoe_result_*.json"
+RESULT_FILE_GLOBS = (RESULT_FILE_GLOB, LEGACY_FILE_GLOB)  # what a directory search finds: AOE's and legacy Auto Tune's
 _GLOB_CHARACTERS = frozenset("*?[")
 
 
@@ -92,7 +94,8 @@ def _expand_match(path: Path) -> list[Path]:
 
 
 def _search_directory(directory: Path) -> list[Path]:
-    files = sorted(p for p in directory.rglob(RESULT_FILE_GLOB) if p.is_file())
+    prefixes = tuple(pattern.removesuffix("*.json") for pattern in RESULT_FILE_GLOBS)
+    files = sorted(p for p in directory.rglob("*_result_*.json") if p.name.startswith(prefixes) and p.is_file())  # one walk
     if not files:
-        raise InputError(str(directory), f"no {RESULT_FILE_GLOB} files in this directory or below it")
+        raise InputError(str(directory), f"no {' or '.join(RESULT_FILE_GLOBS)} files in this directory or below it")
     return files

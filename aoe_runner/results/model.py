@@ -80,6 +80,28 @@ class SubgraphChange(_TimedInMs):
     improvement_raw: str | None = None
 
 
+@dataclass(slots=True)
+class LegacyOperator:
+    """One entry a legacy Auto Tune file (CANN 5.x and earlier) added to or updated in the bank.
+
+    Its times are in the file's own unit, which the file does not state: never µs, never added to µs figures.
+    """
+
+    name: str  # the entry's key as written: "[Adam/mul_1]", or "[['scope/a', 'scope/b']]" for a fused group
+    members: tuple[str, ...]  # the operator names in the key (several for a fused group)
+    before: float
+    after: float
+    update_mode: UpdateMode
+
+    @property
+    def speedup(self) -> float | None:
+        return speedup_of(self.before, self.after)
+
+    @property
+    def time_saved(self) -> float:
+        return self.before - self.after
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -123,6 +145,15 @@ class SgatSection(_Model):
     repo_summary: RepoSummary | None = None
 
 
+class LegacySection(_Model):
+    """The entries of a legacy Auto Tune file (`tune_result_*.json`, CANN 5.x and earlier), read as one report."""
+
+    unit: Literal["unknown"] = "unknown"  # the file does not state its time unit
+    operators: list[LegacyOperator] = Field(default_factory=list)
+    repo_summary: RepoSummary  # from each entry's bank_append / bank_hit / bank_reserved / bank_update flags
+    status_only: int = 0  # entries with status_data and no result_data
+
+
 class Report(_Model):
     """One tuning task: a `report_<timestamp>_<tid>` entry, or the whole list of an offline file."""
 
@@ -133,11 +164,12 @@ class Report(_Model):
     basic: BasicInfo | None = None
     opat: OpatSection | None = None
     sgat: SgatSection | None = None
+    legacy: LegacySection | None = None  # legacy Auto Tune files only
 
 
 class ResultFile(_Model):
     path: str
-    layout: Literal["training", "offline"]
+    layout: Literal["training", "offline", "legacy_auto_tune"]
     partial: bool = False  # truncated or half-written: only its complete reports are here
     file_timestamp: datetime | None = None  # parsed from the file name
     modified: datetime | None = None  # the file's mtime, the last resort for ordering reports

@@ -6,6 +6,7 @@ performance fields), op types as a string or a list, integer or float times. Not
 file for a bad record: it skips the record and says so in one aggregated warning. A record with a
 time that is zero or negative is no measurement: it is skipped too (and so left out of every saving).
 Values of an unexpected type become bounded text (`short_text`), however deep or long they are.
+Legacy Auto Tune files (an object of operator entries, no report in it) are read by `legacy.py`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from aoe_runner.results.figures import (
     speedup_figure_matches,
     time_of,
 )
+from aoe_runner.results.legacy import is_legacy, normalize_legacy
 from aoe_runner.results.model import (
     BasicInfo,
     ModelTimes,
@@ -98,6 +100,8 @@ def normalize(raw: RawDocument, path: str, file_name: str) -> ResultFile:
             ignored.append(repr(shortened(key)) if key is not None else "None")
             continue
         reports.append(_report(key, index, sections, warnings))
+    if not reports and is_legacy(raw, file_name):
+        return normalize_legacy(raw, path, file_name)
     if ignored and not reports:
         raise InputError(path, "not an AOE result file: no entry holds basic/OPAT/SGAT sections")
     if ignored:

@@ -34,7 +34,7 @@ def test_every_unusable_path_is_an_error_and_the_rest_still_count(samples: Path,
     assert len(files) == 1
     assert [e.reason for e in errors] == [
         "no such file or directory",
-        "no aoe_result_*.json files in this directory or below it",
+        "no aoe_result_*.json or tune_result_*.json files in this directory or below it",
         "no files match this pattern",
     ]
 
