@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from aoe_runner.legacy_summary import LegacyMerger, LegacySummary
 from aoe_runner.results.model import (
     ModelTimes,
     OperatorChange,
@@ -149,6 +150,9 @@ class BankSummary(BaseModel):
     no_real_gain: list[str] = Field(description="keys of entries whose speed-up is below min_gain_pct")
     conflicts: list[str] = Field(description="keys of entries whose latest result contradicts an earlier one")
     files: list[FileInfo]
+    legacy: LegacySummary | None = Field(
+        default=None, exclude_if=lambda value: value is None, description="legacy Auto Tune files only (time unit unknown)"
+    )
 
 
 ReportOrder = tuple[datetime, str, int]  # timestamp, file, report index: a total order of reports
@@ -213,6 +217,7 @@ class BankMerger:
         self._status_counts: Counter[str] = Counter()
         self._tuning_time = 0.0
         self._without_tuning_time = 0
+        self._legacy = LegacyMerger()
 
     def add_files(self, files: Iterable[ResultFile]) -> None:
         for result_file in files:
@@ -247,12 +252,15 @@ class BankMerger:
         self._status_counts += other._status_counts
         self._tuning_time += other._tuning_time
         self._without_tuning_time += other._without_tuning_time
+        self._legacy.absorb(other._legacy)
 
     def _add_report(self, report: Report, context: _ReportContext) -> None:
         if report.basic and report.basic.tuning_time_s is not None:
             self._tuning_time += report.basic.tuning_time_s
-        else:
+        elif report.legacy is None:  # a legacy Auto Tune file has no tuning time to miss
             self._without_tuning_time += 1
+        if report.legacy:
+            self._legacy.add(report.legacy, context)
         tuning_name = report.basic.tuning_name if report.basic else None
         if report.opat:
             self._observe_all(self._operators, report.opat.operators, context, operator_key, _OPERATOR_AFTER)
@@ -326,6 +334,7 @@ class BankMerger:
             no_real_gain=[label for label, e in keyed if e.speedup is not None and e.speedup < threshold],
             conflicts=[label for label, e in keyed if e.conflict],
             files=sorted(self._files, key=lambda f: f.path),
+            legacy=self._legacy.summary(min_gain_pct),
         )
 
     def _totals(self, operators: list[OperatorEntry], subgraphs: list[SubgraphEntry]) -> Totals:
