@@ -1,4 +1,8 @@
-"""Compare two knowledge-bank summaries entry by entry: added, removed, improved, regressed, unchanged."""
+"""Compare the results of two sets of result files entry by entry: added, not in new results, improved, regressed, unchanged.
+
+This compares results, not banks: an entry OLD's results hold and NEW's do not was not removed from any bank (AOE
+never removes a bank entry); NEW simply did not report it.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +10,34 @@ from collections import Counter
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from aoe_runner.legacy_summary import label as legacy_label
 from aoe_runner.summary import BankSummary, ModelPoint, operator_label, subgraph_label
 
 DEFAULT_THRESHOLD_PCT = 2.0
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: "removed" became "not_in_new"
 
 
 class ChangeKind(str, Enum):
-    ADDED = "added"
-    REMOVED = "removed"
+    """How an entry's after-time moved from OLD's results to NEW's."""
+
+    ADDED = "added"  # in NEW's results only
+    NOT_IN_NEW = "not_in_new"  # in OLD's results only (called "removed" before schema_version 2)
     IMPROVED = "improved"
     REGRESSED = "regressed"
     UNCHANGED = "unchanged"
 
+    @property
+    def words(self) -> str:
+        """How tables and markdown say it."""
+        return "not in new results" if self is ChangeKind.NOT_IN_NEW else self.value
+
 
 class EntryChange(BaseModel):
-    kind: Literal["operator", "subgraph"]
+    kind: Literal["operator", "subgraph", "legacy_operator"]
     label: str
-    unit: Literal["us", "ms"]
+    unit: Literal["us", "ms", "unknown"]  # unknown: legacy Auto Tune times, compared only with each other
     change: ChangeKind
     old_before: float | None
     old_after: float | None
@@ -50,10 +62,16 @@ class DiffSide(BaseModel):
     subgraphs: int
     operator_time_saved_us: float
     subgraph_time_saved_ms: float
+    legacy_operators: int | None = Field(
+        default=None, exclude_if=lambda value: value is None, description="legacy Auto Tune entries (only when there are)"
+    )
 
 
 class BankDiff(BaseModel):
-    """What `aoe-runner report --diff` prints; `--format json` emits exactly this."""
+    """What `aoe-runner report --diff` prints, a results diff; `--format json` emits exactly this.
+
+    It compares the results two sets of files report, not two banks: AOE never removes a bank entry.
+    """
 
     schema_version: int = SCHEMA_VERSION
     threshold_pct: float
@@ -69,9 +87,11 @@ class BankDiff(BaseModel):
 
 
 def diff_summaries(old: BankSummary, new: BankSummary, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> BankDiff:
-    changes = _entry_changes(
-        "operator", "us", _operators_by_label(old), _operators_by_label(new), threshold_pct
-    ) + _entry_changes("subgraph", "ms", _subgraphs_by_label(old), _subgraphs_by_label(new), threshold_pct)
+    changes = (
+        _entry_changes("operator", "us", _operators_by_label(old), _operators_by_label(new), threshold_pct)
+        + _entry_changes("subgraph", "ms", _subgraphs_by_label(old), _subgraphs_by_label(new), threshold_pct)
+        + _entry_changes("legacy_operator", "unknown", _legacy_by_label(old), _legacy_by_label(new), threshold_pct)
+    )
     changes.sort(key=_change_rank)
     counts = Counter(c.change for c in changes)
     return BankDiff(
@@ -89,7 +109,7 @@ def classify(old_value: float | None, new_value: float | None, threshold_pct: fl
     if old_value is None:
         return ChangeKind.ADDED, None
     if new_value is None:
-        return ChangeKind.REMOVED, None
+        return ChangeKind.NOT_IN_NEW, None
     if old_value <= 0:
         return ChangeKind.UNCHANGED, None
     change_pct = (new_value - old_value) / old_value * 100
@@ -111,9 +131,13 @@ def _subgraphs_by_label(summary: BankSummary) -> dict[str, Times]:
     return {subgraph_label(e): (e.before_ms, e.after_ms) for e in summary.subgraphs}
 
 
+def _legacy_by_label(summary: BankSummary) -> dict[str, Times]:
+    return {legacy_label(e): (e.before, e.after) for e in summary.legacy.entries} if summary.legacy else {}
+
+
 def _entry_changes(
-    kind: Literal["operator", "subgraph"],
-    unit: Literal["us", "ms"],
+    kind: Literal["operator", "subgraph", "legacy_operator"],
+    unit: Literal["us", "ms", "unknown"],
     old: dict[str, Times],
     new: dict[str, Times],
     threshold_pct: float,
@@ -138,7 +162,7 @@ def _entry_changes(
     return changes
 
 
-_RANK_ORDER = [ChangeKind.REGRESSED, ChangeKind.IMPROVED, ChangeKind.ADDED, ChangeKind.REMOVED, ChangeKind.UNCHANGED]
+_RANK_ORDER = [ChangeKind.REGRESSED, ChangeKind.IMPROVED, ChangeKind.ADDED, ChangeKind.NOT_IN_NEW, ChangeKind.UNCHANGED]
 
 
 def _change_rank(change: EntryChange) -> tuple[int, float, str]:
@@ -170,4 +194,5 @@ def _side(summary: BankSummary) -> DiffSide:
         subgraphs=totals.subgraphs,
         operator_time_saved_us=totals.operator_time_saved_us,
         subgraph_time_saved_ms=totals.subgraph_time_saved_ms,
+        legacy_operators=summary.legacy.operators if summary.legacy else None,
     )

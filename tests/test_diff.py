@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from aoe_runner.diff import DEFAULT_THRESHOLD_PCT, ChangeKind, classify
@@ -17,10 +19,10 @@ def test_diff_of_a_retune_against_the_first_run() -> None:
     matmul = by_label["bert/encoder/layer_3/intermediate/dense/MatMul [MatMulV2] (Schedule)"]
     assert matmul.change is ChangeKind.REGRESSED
     assert by_label["bert/encoder/layer_5/output/dense/MatMul [MatMulV2] (Schedule)"].change is ChangeKind.ADDED
-    assert by_label["bert/encoder/layer_0/attention/self/MatMul [BatchMatMulV2] (Schedule)"].change is ChangeKind.REMOVED
+    assert by_label["bert/encoder/layer_0/attention/self/MatMul [BatchMatMulV2] (Schedule)"].change is ChangeKind.NOT_IN_NEW
     assert diff.counts == {
         ChangeKind.ADDED: 1,
-        ChangeKind.REMOVED: 6,
+        ChangeKind.NOT_IN_NEW: 6,
         ChangeKind.IMPROVED: 1,
         ChangeKind.REGRESSED: 1,
         ChangeKind.UNCHANGED: 0,
@@ -54,8 +56,23 @@ def test_model_level_deltas_match_by_section_and_tuning_name() -> None:
         (100.0, 102.01, ChangeKind.REGRESSED),
         (100.0, 97.99, ChangeKind.IMPROVED),
         (None, 1.0, ChangeKind.ADDED),
-        (1.0, None, ChangeKind.REMOVED),
+        (1.0, None, ChangeKind.NOT_IN_NEW),
     ],
 )
 def test_classify_boundaries(old: float | None, new: float | None, expected: ChangeKind) -> None:
     assert classify(old, new, 2.0)[0] is expected
+
+
+@pytest.mark.parametrize("output_format", ["table", "markdown", "csv", "json"])
+def test_an_entry_only_old_results_hold_is_not_called_removed(cli, output_format: str) -> None:  # type: ignore[no-untyped-def]
+    """AOE never removes a bank entry, and the diff compares results: no format says "removed" or "bank diff"."""
+    result = cli("report", "--diff", "-f", output_format, str(SAMPLES / "training_opat"), str(SAMPLES / "retune"))
+    assert result.code == 0
+    assert "removed" not in result.out.lower() and "bank diff" not in result.out.lower()
+    expected = {"table": "not in new results", "markdown": "not in new results", "csv": "not_in_new", "json": '"not_in_new"'}
+    assert result.out.count(expected[output_format]) >= 6
+    if output_format in ("table", "markdown"):
+        assert "Results diff" in result.out.splitlines()[0]
+    if output_format == "json":
+        document = json.loads(result.out)
+        assert document["schema_version"] == 2 and document["counts"]["not_in_new"] == 6
