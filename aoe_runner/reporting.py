@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.errors import InputError
+from aoe_runner.named_files import reject_empty_named
 from aoe_runner.results import find_result_files, load_all
 from aoe_runner.summary import DEFAULT_MIN_GAIN_PCT, BankMerger, BankSummary
 
@@ -42,18 +43,25 @@ def summarize_paths(
     arguments: Sequence[str],
     min_gain_pct: float = DEFAULT_MIN_GAIN_PCT,
     workers: int | None = None,
+    allow_empty: bool = False,
 ) -> Loaded:
-    """Summarise every result file the arguments name; `workers` None chooses by corpus size and CPUs."""
+    """Summarise every result file the arguments name; `workers` None chooses by corpus size and CPUs.
+
+    A file named in the arguments (not found by a search) that holds no report is an error unless `allow_empty`.
+    """
     paths, errors = find_result_files(arguments)
     merger, loaded, load_errors = merge_files(paths, _worker_count(paths) if workers is None else workers)
-    return Loaded(merger.summary(min_gain_pct), loaded, errors + load_errors)
+    summarized = Loaded(merger.summary(min_gain_pct), loaded, errors + load_errors)
+    return summarized if allow_empty else reject_empty_named(summarized, arguments)
 
 
-def diff_paths(old: Sequence[str], new: Sequence[str], threshold_pct: float) -> tuple[BankDiff, Loaded, Loaded]:
+def diff_paths(
+    old: Sequence[str], new: Sequence[str], threshold_pct: float, allow_empty: bool = False
+) -> tuple[BankDiff, Loaded, Loaded]:
     from aoe_runner.diff import diff_summaries  # the diff models are built only when a diff is asked for
 
-    old_side = summarize_paths(old)
-    new_side = summarize_paths(new)
+    old_side = summarize_paths(old, allow_empty=allow_empty)
+    new_side = summarize_paths(new, allow_empty=allow_empty)
     return diff_summaries(old_side.summary, new_side.summary, threshold_pct), old_side, new_side
 
 
