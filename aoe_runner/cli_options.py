@@ -6,7 +6,6 @@ here, so a bad value reads the same whichever typer is installed: `--top: '-1' i
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import typer
@@ -66,13 +65,13 @@ def whole_number(text: str | None, option: str, minimum: int = 0, maximum: int |
 
 
 def parse_percent(text: str, option: str) -> float:
-    """'2', '2%' or '2.5 %' as a percentage from 0 to 1000."""
+    """'2', '2%' or '2.5 %' as a percentage from 0 to 1000, both included."""
     try:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
-        value = math.nan
+        raise UsageError(f"{option}: {text!r} is not a percentage (for example 2 or 2%)") from None
     if not 0 <= value <= MAX_PERCENT:  # NaN fails too
-        raise UsageError(f"{option}: {text!r} is not a percentage from 0% to {MAX_PERCENT:g}% (for example 2 or 2%)")
+        raise UsageError(f"{option}: {text!r} must be between 0% and {MAX_PERCENT:g}%")
     return value
 
 
