@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.preflight.checks.result import size_text
+from aoe_runner.render import OutputFormat
 from aoe_runner.render.safe_text import visible
+from aoe_runner.render.width import fit
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.runs.store import RunRow
 
@@ -18,10 +20,38 @@ if TYPE_CHECKING:
     from aoe_runner.runs.prune import Removal
 
 
-def render_run_list(rows: list[RunRow]) -> str:
+LIST_HEADERS = ["run", "started", "status", "mode", "device", "exit", "results", "script"]
+
+
+def render_run_list_as(rows: list[RunRow], chosen: OutputFormat, width: int | None = None) -> str:
+    if chosen is OutputFormat.JSON:
+        import json
+        from dataclasses import asdict
+
+        return "".join(json.dumps({**asdict(row), "status": row.status.value}) + "\n" for row in rows)
+    if chosen is OutputFormat.CSV:
+        from aoe_runner.render.csv_format import write_csv
+
+        return write_csv(LIST_HEADERS, _list_cells(rows))
+    if chosen is OutputFormat.MARKDOWN:
+        from tabulate import tabulate
+
+        from aoe_runner.render.safe_text import markdown
+
+        cells = [[markdown(str(cell)) for cell in row] for row in _list_cells(rows)]
+        return tabulate(cells, headers=LIST_HEADERS, tablefmt="github", disable_numparse=True) + "\n"
+    return render_run_list(rows, width)
+
+
+def render_run_list(rows: list[RunRow], width: int | None = None) -> str:
     if not rows:
         return "no runs recorded\n"
-    table = [
+    cells = [[visible(str(cell)) for cell in row] for row in _list_cells(rows)]
+    return _aligned([LIST_HEADERS, *fit(LIST_HEADERS, cells, width)])
+
+
+def _list_cells(rows: list[RunRow]) -> list[list[object]]:
+    return [
         [
             row.id,
             _local(row.started_at),
@@ -34,18 +64,24 @@ def render_run_list(rows: list[RunRow]) -> str:
         ]
         for row in rows
     ]
-    headers = ["run", "started", "status", "mode", "device", "exit", "results", "script"]
-    return _aligned([headers, *[[visible(str(cell)) for cell in row] for row in table]])
 
 
 def _aligned(rows: list[list[str]]) -> str:
-    """Left-aligned columns under a dashed rule, as tabulate's "simple" style, at a fraction of its cost on 10k rows."""
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    """Left-aligned columns under a dashed rule, as tabulate's "simple" style, at a fraction of its cost on 10k rows.
+
+    A wrapped cell (newlines inside) makes its row several lines high.
+    """
+    widths = [max(len(line) for row in rows for line in row[column].split("\n")) for column in range(len(rows[0]))]
     rule = ["-" * width for width in widths]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in [rows[0], rule, *rows[1:]]
-    ]
+    lines = []
+    for row in [rows[0], rule, *rows[1:]]:
+        if not any("\n" in cell for cell in row):
+            lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+            continue
+        split = [cell.split("\n") for cell in row]
+        for index in range(max(map(len, split))):
+            parts = [part[index] if index < len(part) else "" for part in split]
+            lines.append("  ".join(part.ljust(width) for part, width in zip(parts, widths, strict=True)).rstrip())
     return "\n".join(lines) + "\n"
 
 
@@ -75,7 +111,8 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         lines.append(f"  marker     {marker.kind} x{marker.count}: {marker.first_line}")
     for result in manifest.result_files:
         state = " (partial)" if result.partial else ""
-        lines.append(f"  result     {result.recorded}: {result.reports} reports{state}")
+        reports = "1 report" if result.reports == 1 else f"{result.reports} reports"
+        lines.append(f"  result     {result.recorded}: {reports}{state}")
     lines.append(f"  bank       {manifest.bank}: {manifest.bank_before.count} files before{_bank_after(manifest)}")
     return "\n".join(map(visible, lines)) + "\n"
 
