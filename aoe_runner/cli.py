@@ -106,7 +106,7 @@ def report(
         _print_problems([loaded])
         if not loaded.files_loaded:
             return ExitCode.BAD_INPUT
-        _emit(output_format.formatter().summary(loaded.summary, top), output)
+        _emit(loaded.render(output_format.formatter(), top), output)
         return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
     if script is not None and (paths or runs):
         raise UsageError("--script picks the two runs to compare; it cannot be given with paths or --run")
@@ -246,7 +246,7 @@ def parse_percent(text: str, option: str) -> float:
 
 def _print_problems(loaded: Sequence[Loaded]) -> None:
     for side in loaded:
-        for info in side.summary.files:
+        for info in side.files:
             for message in info.warnings:
                 terminal.warning(f"{info.path}: {message}")
         for error in side.errors:

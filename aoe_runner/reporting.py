@@ -1,42 +1,72 @@
 """The core of `aoe-runner report`: paths in, a bank summary or diff out, with every input problem kept.
 
-A large corpus is split across worker processes: each streams its share of the files, one at a time,
-into a local BankMerger, and the parent folds those together. The merge is commutative, so the
-summary is the same whatever the split (a test checks it).
+Files are parsed into columns (`results/parsed.py`) and merged into one BankState (`merge.py`); the summary is
+plain data until a caller asks for the pydantic model. A parsed file, and the merged state of a whole set of
+files, are kept in the cache (`results/cache.py`), so a second report over the same files reads only what
+changed. A large corpus is split across worker processes: each streams its share of the files, one at a time,
+into a local BankState, and the parent folds those together. The merge is commutative, so the summary is the
+same whatever the split and whatever came from the cache (tests check both).
 """
 
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
+import stat
 import sys
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aoe_runner.errors import InputError
-from aoe_runner.named_files import reject_empty_named
-from aoe_runner.results import find_result_files, load_all
-from aoe_runner.summary import DEFAULT_MIN_GAIN_PCT, BankMerger, BankSummary
+from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, FileRow, bank_summary
+from aoe_runner.results.loader import find_result_files, parse_result_file, read_with_status
 
 if TYPE_CHECKING:
+    import multiprocessing.context
+
     from aoe_runner.diff import BankDiff
+    from aoe_runner.results.cache import ReportCache, Stamp
+    from aoe_runner.results.parsed import ParsedFile
+    from aoe_runner.summary import BankSummary
 
 PARALLEL_MIN_BYTES = 48 * 2**20  # below this, starting workers costs more than it saves
 CHUNKS_PER_WORKER = 1
+FROM_ENVIRONMENT: Any = "environment"  # the cache the environment sets (on, in the aoe-runner home, by default)
 
 
 @dataclass
 class Loaded:
     """A summary of whatever could be read, and one error per input that could not."""
 
-    summary: BankSummary
+    state: BankState
     files_loaded: int
     errors: list[InputError] = field(default_factory=list)
+    min_gain_pct: float = DEFAULT_MIN_GAIN_PCT
+
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        """The summary as plain data (what `--format json` writes)."""
+        return self.state.summary_data(self.min_gain_pct)
+
+    @cached_property
+    def summary(self) -> BankSummary:
+        return bank_summary(self.data)
+
+    @property
+    def files(self) -> list[FileRow]:
+        """Each file's row (path, layout, partial, reports, warnings), by path."""
+        return sorted(self.state.files, key=lambda row: row.path)
+
+    def render(self, formatter: Any, top: int | None) -> str:
+        """formatter.summary of this summary; from the plain data when the formatter can take it."""
+        from_data: Callable[..., str] | None = getattr(formatter, "summary_data", None)
+        if from_data is not None:
+            return from_data(self.data, top, lambda: self.summary)
+        return formatter.summary(self.summary, top)  # type: ignore[no-any-return]
 
 
 def summarize_paths(
@@ -44,15 +74,16 @@ def summarize_paths(
     min_gain_pct: float = DEFAULT_MIN_GAIN_PCT,
     workers: int | None = None,
     allow_empty: bool = False,
+    cache: ReportCache | None = FROM_ENVIRONMENT,
 ) -> Loaded:
     """Summarise every result file the arguments name; `workers` None chooses by corpus size and CPUs.
 
     A file named in the arguments (not found by a search) that holds no report is an error unless `allow_empty`.
     """
     paths, errors = find_result_files(arguments)
-    merger, loaded, load_errors = merge_files(paths, _worker_count(paths) if workers is None else workers)
-    summarized = Loaded(merger.summary(min_gain_pct), loaded, errors + load_errors)
-    return summarized if allow_empty else reject_empty_named(summarized, arguments)
+    state, loaded, load_errors = merge_files(paths, workers, cache)
+    summarized = Loaded(state, loaded, errors + load_errors, min_gain_pct)
+    return summarized if allow_empty else _refuse_empty_named(summarized, arguments)
 
 
 def diff_paths(
@@ -65,33 +96,96 @@ def diff_paths(
     return diff_summaries(old_side.summary, new_side.summary, threshold_pct), old_side, new_side
 
 
-def merge_files(paths: Sequence[Path], workers: int = 1) -> tuple[BankMerger, int, list[InputError]]:
-    """Load and merge files, in this process or across `workers` processes; errors keep the paths' order."""
-    if workers <= 1 or len(paths) < 2:
-        return _merge_chunk(paths)
-    chunk_count = min(len(paths), workers * CHUNKS_PER_WORKER)
-    chunks = [list(paths[start::chunk_count]) for start in range(chunk_count)]
-    merger, loaded, errors = BankMerger(), 0, []
-    with ProcessPoolExecutor(workers, mp_context=_process_context()) as pool:
-        for part, count, part_errors in pool.map(_merge_chunk, chunks):
-            merger.absorb(part)
-            loaded += count
-            errors += part_errors
-    position = {str(path): index for index, path in enumerate(paths)}
+def merge_files(
+    paths: Sequence[Path], workers: int | None = 1, cache: ReportCache | None = None
+) -> tuple[BankState, int, list[InputError]]:
+    """Load and merge files, in this process or across `workers` processes (None: by size and CPUs), reading and
+    filling `cache` when given; errors keep the paths' order."""
+    if cache is FROM_ENVIRONMENT:
+        from aoe_runner.results.cache import ReportCache
+
+        cache = ReportCache.from_environment()
+    wheres = [os.fspath(path) for path in paths]
+    statuses = _regular_statuses(wheres)
+    state, stamps = BankState(), []
+    if cache is not None:
+        found = cache.get_set(statuses)
+        if found is not None:
+            state, stamps = found
+    members = {stamp.path for stamp in stamps}
+    rest = [where for where in wheres if where not in members]
+    count = workers if workers is not None else _worker_count(rest, statuses)
+    loaded, errors, new_stamps = len(stamps), [], []
+    for part, part_count, part_errors, part_stamps in _merge_parts(rest, count, cache):
+        state.absorb(part)
+        loaded += part_count
+        errors += part_errors
+        new_stamps += part_stamps
+    if cache is not None and new_stamps:
+        cache.put_set(stamps + new_stamps, state)
+        cache.trim()
+    position = {where: index for index, where in enumerate(wheres)}
     errors.sort(key=lambda error: position.get(error.where, len(position)))
-    return merger, loaded, errors
+    return state, loaded, errors
 
 
-def _merge_chunk(paths: Sequence[Path]) -> tuple[BankMerger, int, list[InputError]]:
-    merger, loaded, errors = BankMerger(), 0, []
+ChunkResult = tuple[BankState, int, list[InputError], list["Stamp"]]
+
+
+def _merge_parts(paths: list[str], workers: int, cache: ReportCache | None) -> Iterator[ChunkResult]:
+    if workers <= 1 or len(paths) < 2:
+        yield _merge_chunk(paths, cache)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunk_count = min(len(paths), workers * CHUNKS_PER_WORKER)
+    chunks = [(paths[start::chunk_count], cache) for start in range(chunk_count)]
+    with ProcessPoolExecutor(workers, mp_context=_process_context()) as pool:
+        yield from pool.map(_merge_chunk_star, chunks)
+
+
+def _merge_chunk_star(arguments: tuple[list[str], ReportCache | None]) -> ChunkResult:
+    return _merge_chunk(*arguments)
+
+
+def _merge_chunk(paths: list[str], cache: ReportCache | None) -> ChunkResult:
+    state, loaded, errors, stamps = BankState(), 0, [], []
     with _paused_gc():
-        for item in load_all(paths):
-            if isinstance(item, InputError):
-                errors.append(item)
-            else:
-                merger.add_file(item)
-                loaded += 1
-    return merger, loaded, errors
+        for where in paths:
+            try:
+                parsed, stamp = _load(where, cache)
+            except InputError as error:
+                errors.append(error)
+                continue
+            state.add(parsed)
+            loaded += 1
+            if stamp is not None:
+                stamps.append(stamp)
+    return state, loaded, errors, stamps
+
+
+def _load(where: str, cache: ReportCache | None) -> tuple[ParsedFile, Stamp | None]:
+    """A file's parsed state (from the cache when it still holds) and its stamp (None when it is not cached)."""
+    if cache is None:
+        data, info = read_with_status(where)
+        return parse_result_file(where, data, info.st_mtime), None
+    from aoe_runner.results.cache import Stamp
+
+    try:
+        info = os.stat(where)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode):
+        hit = cache.get_file(where, info)
+        if hit is not None:
+            return hit
+    data, info = read_with_status(where)
+    parsed = parse_result_file(where, data, info.st_mtime)
+    if not parsed.cacheable:
+        return parsed, None
+    stamp = Stamp.of_read(where, info, data)
+    cache.put_file(stamp, info, parsed)
+    return parsed, stamp
 
 
 @contextmanager
@@ -106,28 +200,47 @@ def _paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _worker_count(paths: Sequence[Path]) -> int:
+def _regular_statuses(wheres: list[str]) -> dict[str, os.stat_result]:
+    statuses = {}
+    for where in wheres:
+        try:
+            info = os.stat(where)
+        except OSError:
+            continue  # loading it will report the problem
+        if stat.S_ISREG(info.st_mode):
+            statuses[where] = info
+    return statuses
+
+
+def _worker_count(paths: list[str], statuses: dict[str, os.stat_result]) -> int:
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cpus = os.cpu_count() or 1
-    if cpus < 2 or _total_size(paths) < PARALLEL_MIN_BYTES:
+    total = sum(statuses[where].st_size for where in paths if where in statuses)
+    if cpus < 2 or total < PARALLEL_MIN_BYTES:
         return 1
     return min(cpus, 8)
 
 
-def _total_size(paths: Sequence[Path]) -> int:
-    total = 0
-    for path in paths:
-        try:
-            total += path.stat().st_size
-        except OSError:
-            continue  # loading it will report the problem
-    return total
-
-
 def _process_context() -> multiprocessing.context.BaseContext:
     """fork where it is safe (Linux, no threads started): workers begin with everything imported."""
+    import multiprocessing
+
     if sys.platform == "linux":
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
+
+
+def _refuse_empty_named(loaded: Loaded, arguments: Sequence[str]) -> Loaded:
+    """named_files.reject_empty_named on the merged state: each named file without a report becomes an InputError
+    and leaves the summary (it added nothing else to it)."""
+    from aoe_runner.named_files import named_files, reason
+
+    named = named_files(arguments)
+    empty = [row for row in loaded.files if row.reports == 0 and row.path in named]
+    if not empty:
+        return loaded
+    loaded.state.drop_files({row.path for row in empty})
+    errors = [*loaded.errors, *(InputError(row.path, reason(row)) for row in empty)]  # type: ignore[arg-type]
+    return Loaded(loaded.state, loaded.files_loaded - len(empty), errors, loaded.min_gain_pct)

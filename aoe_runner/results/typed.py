@@ -68,12 +68,20 @@ class NotTyped(Exception):
         self.generic_can_decode = generic_can_decode  # False: the JSON is cut off or malformed, or keys repeat
 
 
+TypedDocument = dict[str, list[_Part]]
+
+
 def decode_typed(data: bytes) -> list[tuple[str, list[dict[str, Any]]]]:
     """Top-level `(report key, parts)` entries, with each OPAT's operators as TypedOperators.
 
     Raises NotTyped for anything the generic path must handle: other layouts and variants, truncated
     or invalid JSON, and repeated report keys (a dict would keep only the last of two).
     """
+    return [(key, [_part_dict(part) for part in parts]) for key, parts in decode_document(data).items()]
+
+
+def decode_document(data: bytes) -> TypedDocument:
+    """The document as decoded structs; raises NotTyped as decode_typed does."""
     try:
         document = _DOCUMENT.decode(data)
     except msgspec.ValidationError:
@@ -82,26 +90,41 @@ def decode_typed(data: bytes) -> list[tuple[str, list[dict[str, Any]]]]:
         raise NotTyped(generic_can_decode=False) from None
     if data.count(b'"report_') > len(document):
         raise NotTyped(generic_can_decode=False)
-    return [(key, [_part_dict(part) for part in parts]) for key, parts in document.items()]
+    return document
 
 
-def _part_dict(part: _Part) -> dict[str, Any]:
+def without_operators(document: TypedDocument) -> list[tuple[str, list[dict[str, Any]]]]:
+    """decode_typed's entries with every OPAT's operator list empty: the rest of each report, for the normaliser."""
+    return [(key, [_part_dict(part, operators=False) for part in parts]) for key, parts in document.items()]
+
+
+def report_operators(parts: list[_Part]) -> list[TypedOperator]:
+    """The operator records of one report's parts, as the normaliser sees them (a later OPAT part replaces an earlier)."""
+    found: list[TypedOperator] = []
+    for part in parts:
+        if part.OPAT is not UNSET:
+            operators = None if part.OPAT is None else part.OPAT.operators
+            found = operators if isinstance(operators, list) else []
+    return found
+
+
+def _part_dict(part: _Part, operators: bool = True) -> dict[str, Any]:
     section: dict[str, Any] = {}
     if part.basic is not UNSET:
         section["basic"] = part.basic
     if part.OPAT is not UNSET:
-        section["OPAT"] = None if part.OPAT is None else _opat_dict(part.OPAT)
+        section["OPAT"] = None if part.OPAT is None else _opat_dict(part.OPAT, operators)
     if part.SGAT is not UNSET:
         section["SGAT"] = part.SGAT
     return section
 
 
-def _opat_dict(opat: _Opat) -> dict[str, Any]:
+def _opat_dict(opat: _Opat, operators: bool) -> dict[str, Any]:
     section = {}
     for attribute, key in _OPAT_KEYS:
         value = getattr(opat, attribute)
         if value is not UNSET:
             section[key] = value
     if isinstance(opat.operators, list):
-        section["repo_modified_operators"] = TypedOperators(opat.operators)
+        section["repo_modified_operators"] = TypedOperators(opat.operators if operators else ())
     return section

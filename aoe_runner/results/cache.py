@@ -1,0 +1,265 @@
+"""A cache of parsed result files in the aoe-runner home, so that a second `report` reads only what changed.
+
+Two kinds of entry, each one file written elsewhere and renamed into place (so a reader sees a whole entry or
+none, and two processes can share the cache):
+- `files/<hash of path, device, inode>`: one result file's ParsedFile;
+- `sets/<hash of the members>`: the merged BankState of a set of files, with its members listed beside it, so a
+  report over the same files plus new ones reads the set and parses only the new files.
+
+An entry is served only while its file's device, inode, size, mtime and ctime (to the nanosecond) are as they
+were when it was read. ctime is not settable: replacing a file's content and restoring its mtime with
+`os.utime` changes it. A filesystem's clock ticks coarsely, though, so a file changed within RACY_NS of being
+read could change again in the same tick; for such a file, and for any small one, the entry also keeps a hash of
+the content read and is served only while the file still hashes the same (git's "racily clean" rule).
+
+The cache is bounded: when its files pass `AOE_RUNNER_CACHE_MB` (default 512) MiB, the least recently used
+go first. `AOE_RUNNER_CACHE=off` turns it off. It is only an accelerator: any entry that cannot be read, written
+or trusted is a miss, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from aoe_runner.merge import BankState
+from aoe_runner.results.parsed import ParsedFile
+
+ENABLE_VARIABLE = "AOE_RUNNER_CACHE"
+SIZE_VARIABLE = "AOE_RUNNER_CACHE_MB"
+DEFAULT_LIMIT_MB = 512
+RACY_NS = 2_000_000_000  # a file whose mtime or ctime is this close to the moment it was read is checked by content
+HASHED_SIZE = 1 << 20  # files up to this size always keep a content hash: it costs nothing to check
+MAX_SETS = 4  # merged sets kept; the oldest go first
+_ENTRY_VERSION = 1
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODER = msgspec.msgpack.Decoder()
+_UNWRITABLE = (UnicodeEncodeError, TypeError, OverflowError, ValueError)
+
+Identity = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
+
+
+def identity(info: os.stat_result) -> Identity:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def content_hash(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class Stamp:
+    """What a cache entry records of its file: identity, and a content hash when identity alone cannot be trusted."""
+
+    __slots__ = ("path", "identity", "digest")
+
+    def __init__(self, path: str, identity: Identity, digest: bytes | None) -> None:
+        self.path, self.identity, self.digest = path, identity, digest
+
+    @classmethod
+    def of_read(cls, path: str, info: os.stat_result, data: bytes) -> Stamp:
+        """The stamp of bytes just read from `path` (its status `info` taken as it was opened)."""
+        racy = time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS
+        digest = content_hash(data) if racy or info.st_size <= HASHED_SIZE else None
+        return cls(path, identity(info), digest)
+
+    def to_wire(self) -> list[Any]:
+        return [self.path, list(self.identity), self.digest]
+
+    @classmethod
+    def from_wire(cls, wire: list[Any]) -> Stamp:
+        path, ident, digest = wire
+        return cls(path, tuple(ident), digest)  # type: ignore[arg-type]
+
+    def holds(self, path: str, info: os.stat_result) -> bool:
+        """Does the file at `path`, now with status `info`, still hold what was read?"""
+        if path != self.path or identity(info) != self.identity:
+            return False
+        return self.digest is None or _hash_of_file(path) == self.digest
+
+
+def _hash_of_file(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return content_hash(handle.read())
+    except OSError:
+        return None
+
+
+class ReportCache:
+    def __init__(self, root: Path, limit_bytes: int) -> None:
+        self.root = root
+        self.files = root / "files"
+        self.sets = root / "sets"
+        self.limit_bytes = limit_bytes
+
+    @classmethod
+    def from_environment(cls) -> ReportCache | None:
+        if os.environ.get(ENABLE_VARIABLE, "").strip().lower() in ("0", "off", "no", "false"):
+            return None
+        from aoe_runner.home import runner_home
+
+        try:
+            limit_mb = float(os.environ.get(SIZE_VARIABLE) or DEFAULT_LIMIT_MB)
+        except ValueError:
+            limit_mb = DEFAULT_LIMIT_MB
+        return cls(runner_home() / "cache" / "report", int(limit_mb * 2**20))
+
+    # one file's parsed state
+
+    def get_file(self, path: str, info: os.stat_result) -> tuple[ParsedFile, Stamp] | None:
+        """The parsed file and its stamp, while the file at `path` (status `info`) still holds what was parsed."""
+        entry = _read(self._file_entry(path, info))
+        if entry is None:
+            return None
+        try:
+            version, wire, body = entry
+            stamp = Stamp.from_wire(wire)
+            if version != _ENTRY_VERSION or not stamp.holds(path, info):
+                return None
+            return ParsedFile.from_bytes(body), stamp
+        except (ValueError, TypeError):
+            return None
+
+    def put_file(self, stamp: Stamp, info: os.stat_result, parsed: ParsedFile) -> int:
+        """Store a parsed file; the bytes written (0 when not cacheable or the cache cannot be written)."""
+        if not parsed.cacheable:
+            return 0
+        return _write(self._file_entry(stamp.path, info), lambda: [_ENTRY_VERSION, stamp.to_wire(), parsed.to_bytes()])
+
+    def _file_entry(self, path: str, info: os.stat_result) -> Path:
+        name = f"{path}\0{info.st_dev}\0{info.st_ino}".encode("utf-8", "surrogateescape")
+        return self.files / hashlib.blake2b(name, digest_size=16).hexdigest()
+
+    # merged sets of files
+
+    def get_set(self, current: dict[str, os.stat_result]) -> tuple[BankState, list[Stamp]] | None:
+        """The largest stored set whose members are all among `current` and unchanged, and its members' stamps."""
+        best: tuple[int, Path, list[Stamp]] | None = None
+        for members_path in self._sets_newest_first():
+            members = _members(members_path, current)
+            if members is not None and (best is None or len(members) > best[0]):
+                best = (len(members), members_path.with_suffix(".state"), members)
+        if best is None:
+            return None
+        entry = _read(best[1])
+        try:
+            state = BankState.from_bytes(entry) if isinstance(entry, bytes) else None
+        except ValueError:
+            state = None
+        if state is None:
+            return None
+        _touch(best[1])
+        return state, best[2]
+
+    def put_set(self, stamps: Iterable[Stamp], state: BankState) -> int:
+        if not state.cacheable:
+            return 0
+        wire = sorted((stamp.to_wire() for stamp in stamps), key=lambda item: item[0])
+        try:
+            name = hashlib.blake2b(_ENCODER.encode(wire), digest_size=16).hexdigest()
+        except _UNWRITABLE:
+            return 0
+        written = _write(self.sets / f"{name}.state", state.to_bytes)
+        return written and written + _write(self.sets / f"{name}.members", lambda: [_ENTRY_VERSION, wire])
+
+    def _sets_newest_first(self) -> list[Path]:
+        try:
+            found = [
+                (entry.stat().st_mtime_ns, Path(entry.path)) for entry in os.scandir(self.sets) if entry.name.endswith(".members")
+            ]
+        except OSError:
+            return []
+        return [path for _, path in sorted(found, reverse=True)]
+
+    # the bound
+
+    def trim(self) -> None:
+        """Keep MAX_SETS sets and the whole cache under its limit, least recently used first out."""
+        for members_path in self._sets_newest_first()[MAX_SETS:]:
+            _remove(members_path, members_path.with_suffix(".state"))
+        entries: list[tuple[int, int, str]] = []
+        for directory in (self.files, self.sets):
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(directory):
+                    with contextlib.suppress(OSError):
+                        info = entry.stat()
+                        entries.append((info.st_mtime_ns, info.st_size, entry.path))
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries):
+            if total <= self.limit_bytes:
+                break
+            _remove(Path(path))
+            total -= size
+
+
+def _members(members_path: Path, current: dict[str, os.stat_result]) -> list[Stamp] | None:
+    entry = _read(members_path)
+    try:
+        version, wire = entry  # type: ignore[misc]
+        if version != _ENTRY_VERSION:
+            return None
+        stamps = [Stamp.from_wire(item) for item in wire]
+    except (ValueError, TypeError):
+        return None
+    for stamp in stamps:
+        info = current.get(stamp.path)
+        if info is None or not stamp.holds(stamp.path, info):
+            return None
+    return stamps
+
+
+def _read(path: Path) -> Any:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if path.suffix == ".state":
+        return data
+    try:
+        entry = _DECODER.decode(data)
+    except msgspec.DecodeError:
+        return None
+    _touch(path)
+    return entry
+
+
+def _write(path: Path, make_entry: Callable[[], Any]) -> int:
+    """Write an entry (made only now: it may hold what msgpack cannot write, such as a lone surrogate); 0 if not."""
+    try:
+        entry = make_entry()
+        data = entry if isinstance(entry, bytes) else _ENCODER.encode(entry)
+    except _UNWRITABLE:
+        return 0
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".write-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError:
+        return 0
+    return len(data)
+
+
+def _touch(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def _remove(*paths: Path) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            path.unlink()

@@ -1,0 +1,287 @@
+"""One result file reduced to what the bank merge needs: per-report facts and every kept record in columns.
+
+A `ParsedFile` is what `report` keeps per file (and caches): it is built either by the normaliser (every
+variant) or, for the common current-format training file, straight from the typed msgspec structs, whose
+operator records are validated and copied into columns without building an `OperatorChange` for each. A
+typed file with any operator record the normaliser would skip or warn about is parsed by the normaliser
+instead, so both ways give the same records and the same warnings (a test compares them on every fixture).
+"""
+
+from __future__ import annotations
+
+from array import array
+from datetime import datetime, timedelta
+from typing import Any, Union
+
+import msgspec
+
+from aoe_runner.results.model import Report, ResultFile
+
+_MICROSECOND = timedelta(microseconds=1)
+_TIME_LIMIT = 1e300  # the normaliser's bound for a time taken as it is
+_ABSOLUTE_TOLERANCE = 0.06  # figures.speedup_figure_matches, inlined in the hot loop
+_RELATIVE_TOLERANCE = 0.005
+FORMAT_VERSION = 1
+
+TimeKey = int  # microseconds since datetime.min: an exact, cheaply compared and stored timestamp
+Types = str | tuple[str, ...]  # one op type as itself, fused types as a tuple (an operator key's part)
+
+
+def time_key(moment: datetime | None) -> TimeKey | None:
+    return None if moment is None else (moment - datetime.min) // _MICROSECOND
+
+
+def moment_of(key: TimeKey | None) -> datetime | None:
+    return None if key is None else datetime.min + timedelta(microseconds=key)
+
+
+class ReportFacts(msgspec.Struct, array_like=True, gc=False):
+    """Everything of one report but its records: its place in the order, and what adds to the totals."""
+
+    key: Union[str, None]  # noqa: UP007 (msgspec evaluates annotations at run time)
+    index: int
+    timestamp: Union[TimeKey, None]  # noqa: UP007
+    timestamp_source: str
+    tuning_time: Union[float, None]  # noqa: UP007
+    counts_tuning_time: bool  # False only for a legacy report, which has no tuning time to miss
+    tuning_name: Union[str, None]  # noqa: UP007
+    opat: bool
+    status: Union[str, None]  # noqa: UP007
+    failed_operators: list[str]
+    opat_repo: Union[list[Union[int, None]], None]  # noqa: UP007
+    opat_model: Union[tuple[float, float], None]  # noqa: UP007
+    sgat: bool
+    sgat_repo: Union[list[Union[int, None]], None]  # noqa: UP007
+    sgat_model: Union[tuple[float, float], None]  # noqa: UP007
+
+
+class Columns:
+    """Kept records of one kind, one list or array per field; `report` is the index of the record's report."""
+
+    __slots__ = ("keys", "types", "modes", "before", "after", "update", "raw", "report")
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.types: list[Types | None] = []
+        self.modes: list[str | None] = []
+        self.before = array("d")
+        self.after = array("d")
+        self.update = bytearray()  # 1 for "update", 0 for "add"
+        self.raw: list[str | None] = []
+        self.report = array("i")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def append(
+        self,
+        key: str,
+        types: Types | None,
+        mode: str | None,
+        before: float,
+        after: float,
+        update: bool,
+        raw: str | None,
+        report: int,
+    ) -> None:
+        self.keys.append(key)
+        self.types.append(types)
+        self.modes.append(mode)
+        self.before.append(before)
+        self.after.append(after)
+        self.update.append(update)
+        self.raw.append(raw)
+        self.report.append(report)
+
+    def to_wire(self) -> list[Any]:
+        types = [list(t) if type(t) is tuple else t for t in self.types]
+        return [
+            self.keys,
+            types,
+            self.modes,
+            self.before.tobytes(),
+            self.after.tobytes(),
+            bytes(self.update),
+            self.raw,
+            self.report.tobytes(),
+        ]
+
+    @classmethod
+    def from_wire(cls, wire: list[Any]) -> Columns:
+        columns = cls()
+        keys, types, modes, before, after, update, raw, report = wire
+        columns.keys, columns.modes, columns.raw = keys, modes, raw
+        columns.types = [tuple(t) if type(t) is list else t for t in types]
+        columns.before.frombytes(before)
+        columns.after.frombytes(after)
+        columns.update = bytearray(update)
+        columns.report.frombytes(report)
+        return columns
+
+
+class ParsedFile:
+    """One result file's contribution to a bank summary; `legacy` holds legacy Auto Tune sections (never cached)."""
+
+    __slots__ = ("path", "layout", "partial", "warnings", "reports", "operators", "subgraphs", "legacy")
+
+    def __init__(self, path: str, layout: str, partial: bool, warnings: list[str], reports: list[ReportFacts]) -> None:
+        self.path = path
+        self.layout = layout
+        self.partial = partial
+        self.warnings = warnings
+        self.reports = reports
+        self.operators = Columns()
+        self.subgraphs = Columns()
+        self.legacy: list[tuple[int, Any]] = []  # (report index in `reports`, LegacySection)
+
+    @property
+    def cacheable(self) -> bool:
+        return not self.legacy
+
+    def to_bytes(self) -> bytes:
+        head = [FORMAT_VERSION, self.path, self.layout, self.partial, self.warnings, self.reports]
+        return _ENCODER.encode([head, self.operators.to_wire(), self.subgraphs.to_wire()])
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ParsedFile:
+        """Raises ValueError for data this version did not write."""
+        try:
+            head, operators, subgraphs = _WIRE.decode(data)
+            version, path, layout, partial, warnings, reports = head
+            if version != FORMAT_VERSION:
+                raise ValueError(f"cache format {version}")
+            parsed = cls(path, layout, partial, warnings, reports)
+            parsed.operators = Columns.from_wire(operators)
+            parsed.subgraphs = Columns.from_wire(subgraphs)
+        except (msgspec.DecodeError, TypeError) as error:
+            raise ValueError(str(error)) from None
+        return parsed
+
+
+_ENCODER = msgspec.msgpack.Encoder()
+_WIRE = msgspec.msgpack.Decoder(tuple[tuple[int, str, str, bool, list[str], list[ReportFacts]], list[Any], list[Any]])
+
+
+def from_result_file(result_file: ResultFile) -> ParsedFile:
+    """The normaliser's model of a file, in columns (every variant; the records' order kept per report)."""
+    reports = [_facts(result_file, report) for report in result_file.reports]
+    parsed = ParsedFile(result_file.path, result_file.layout, result_file.partial, result_file.warnings, reports)
+    operators, subgraphs = parsed.operators, parsed.subgraphs
+    for number, report in enumerate(result_file.reports):
+        if report.opat:
+            for op in report.opat.operators:
+                types = op.op_types[0] if len(op.op_types) == 1 else op.op_types
+                update = op.update_mode.value == "update"
+                operators.append(op.name, types, op.tuning_mode, op.before_us, op.after_us, update, op.improvement_raw, number)
+        if report.sgat:
+            for sg in report.sgat.subgraphs:
+                subgraphs.append(
+                    sg.repo_key,
+                    None,
+                    None,
+                    sg.before_ms,
+                    sg.after_ms,
+                    sg.update_mode.value == "update",
+                    sg.improvement_raw,
+                    number,
+                )
+        legacy = getattr(report, "legacy", None)
+        if legacy is not None:
+            parsed.legacy.append((number, legacy))
+    return parsed
+
+
+def from_typed(result_file: ResultFile, operator_lists: list[list[Any]]) -> ParsedFile | None:
+    """A typed file: `result_file` is the normaliser's model of it without operator records, `operator_lists` the
+    typed records of each of its reports. None when a record needs the normaliser (a warning, a skip, a fix-up)."""
+    parsed = from_result_file(result_file)
+    columns = parsed.operators
+    for number, records in enumerate(operator_lists):
+        if records and not _append_typed(columns, records, number):
+            return None
+    return parsed
+
+
+def _append_typed(columns: Columns, records: list[Any], report: int) -> bool:
+    """The hot loop: copy plain records into columns; False at the first one the fast path cannot take as it is."""
+    keys, types_column, modes, befores, afters = columns.keys, columns.types, columns.modes, columns.before, columns.after
+    updates, raws, reports = columns.update, columns.raw, columns.report
+    for record in records:
+        name = record.op_name
+        op_type = record.op_type
+        types = op_type if type(op_type) is str else _types(op_type)
+        for mode, perf in record.tune_performance.items():
+            before = perf.before
+            after = perf.after
+            raw = perf.improvement
+            if not (0.0 < before < _TIME_LIMIT and 0.0 < after < _TIME_LIMIT and type(raw) is str and raw[-1:] == "%"):
+                return False
+            try:
+                claimed = float(raw[:-1])
+            except ValueError:
+                return False
+            expected = (before / after - 1.0) * 100.0
+            tolerance = abs(expected) * _RELATIVE_TOLERANCE
+            if tolerance < _ABSOLUTE_TOLERANCE:
+                tolerance = _ABSOLUTE_TOLERANCE
+            if not -tolerance <= claimed - expected <= tolerance:
+                return False
+            keys.append(name)
+            types_column.append(types)
+            modes.append(mode)
+            befores.append(before)
+            afters.append(after)
+            updates.append(perf.update_mode == "update")
+            raws.append(raw)
+            reports.append(report)
+    return True
+
+
+def _types(op_type: list[str] | None) -> Types:
+    if not op_type:
+        return ()
+    return op_type[0] if len(op_type) == 1 else tuple(op_type)
+
+
+def _facts(result_file: ResultFile, report: Report) -> ReportFacts:
+    timestamp, source = _timestamp_of(result_file, report)
+    basic, opat, sgat = report.basic, report.opat, report.sgat
+    legacy = getattr(report, "legacy", None)
+    return ReportFacts(
+        key=report.key,
+        index=report.index,
+        timestamp=time_key(timestamp),
+        timestamp_source=source,
+        tuning_time=basic.tuning_time_s if basic else None,
+        counts_tuning_time=legacy is None,
+        tuning_name=basic.tuning_name if basic else None,
+        opat=opat is not None,
+        status=opat.status.value if opat and opat.status else None,
+        failed_operators=list(opat.failed_operators) if opat else [],
+        opat_repo=_repo(opat.repo_summary) if opat else None,
+        opat_model=_model(opat.model_times) if opat else None,
+        sgat=sgat is not None,
+        sgat_repo=_repo(sgat.repo_summary) if sgat else None,
+        sgat_model=_model(sgat.model_times) if sgat else None,
+    )
+
+
+REPO_FIELDS = ("add", "hit", "reserved", "unsatisfied", "update", "total")
+
+
+def _repo(summary: Any) -> list[int | None] | None:
+    return None if summary is None else [getattr(summary, name) for name in REPO_FIELDS]
+
+
+def _model(times: Any) -> tuple[float, float] | None:
+    return None if times is None else (times.before_ms, times.after_ms)
+
+
+def _timestamp_of(result_file: ResultFile, report: Report) -> tuple[datetime | None, str]:
+    if report.timestamp:
+        return report.timestamp, "report key"
+    if result_file.file_timestamp:
+        return result_file.file_timestamp, "file name"
+    if result_file.modified:
+        return result_file.modified, "file mtime"
+    return None, "none"

@@ -1,0 +1,160 @@
+"""The cache of parsed result files: never stale, shared safely by two processes, bounded, and used."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aoe_runner.jsontext import dump_json
+from aoe_runner.reporting import merge_files
+from aoe_runner.results import cache as cache_module
+from aoe_runner.results.cache import ReportCache
+from tests.conftest import SAMPLES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _document(after: float) -> dict[str, object]:
+    """A training file whose one operator's after-time is `after` (same length for every after of 5 characters)."""
+    performance = {
+        "performance_before_tune(us)": 50.0,
+        "performance_after_tune(us)": after,
+        "performance_improvement": f"{(50.0 / after - 1) * 100:.2f}%",
+        "update_mode": "add",
+    }
+    operator = {"op_name": "net/op", "op_type": "MatMulV2", "tune_performance": {"Schedule": performance}}
+    return {"report_20260310120000000_1": [{"basic": {"tuning_name": "n"}}, {"OPAT": {"repo_modified_operators": [operator]}}]}
+
+
+def _after(cache: ReportCache | None, paths: list[Path]) -> list[float]:
+    state, _, errors = merge_files(paths, workers=1, cache=cache)
+    assert not errors
+    return [entry.after_us for entry in state.summary().operators]
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> ReportCache:
+    return ReportCache(tmp_path / "cache", limit_bytes=2**30)
+
+
+@pytest.mark.parametrize("racy", [True, False], ids=["changed just after reading", "changed long after"])
+def test_a_file_replaced_with_the_same_size_and_mtime_is_never_served_stale(
+    tmp_path: Path, cache: ReportCache, monkeypatch: pytest.MonkeyPatch, racy: bool
+) -> None:
+    if not racy:  # as if the first read happened long after the file's last change: no content hash kept
+        monkeypatch.setattr(cache_module, "RACY_NS", 0)
+        monkeypatch.setattr(cache_module, "HASHED_SIZE", 0)
+    path = tmp_path / "aoe_result_opat_20260310120000000_1.json"
+    path.write_text(json.dumps(_document(40.25)))
+    before = os.stat(path)
+    assert _after(cache, [path]) == [40.25]
+    replacement = tmp_path / "replacement.json"
+    replacement.write_text(json.dumps(_document(30.75)))
+    assert replacement.stat().st_size == before.st_size
+    os.replace(replacement, path)  # a new inode, as an editor or `cp` over a rename writes it
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _after(cache, [path]) == [30.75]
+    with open(path, "r+") as handle:  # the same inode rewritten in place, mtime restored
+        handle.write(json.dumps(_document(20.50)))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_size == before.st_size and os.stat(path).st_mtime_ns == before.st_mtime_ns
+    assert _after(cache, [path]) == [20.5]
+
+
+def test_a_second_report_reads_the_set_and_parses_only_the_new_file(
+    samples: Path, cache: ReportCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    first, _, _ = merge_files(paths[:-1], workers=1, cache=cache)
+    parsed: list[str] = []
+    real = cache_module.ReportCache.get_file
+
+    def counting(self: ReportCache, path: str, info: os.stat_result) -> object:
+        parsed.append(path)
+        return real(self, path, info)
+
+    monkeypatch.setattr(cache_module.ReportCache, "get_file", counting)
+    second, count, _ = merge_files(paths, workers=1, cache=cache)
+    assert parsed == [str(paths[-1])]  # the others came from the stored set
+    assert count == len(paths)
+    assert dump_json(second.summary()) == dump_json(merge_files(paths, workers=1)[0].summary())
+    parsed.clear()
+    again, _, _ = merge_files(paths, workers=1, cache=cache)
+    assert parsed == []
+    assert dump_json(again.summary()) == dump_json(second.summary())
+
+
+def test_parsed_files_are_reused_when_no_stored_set_fits(samples: Path, cache: ReportCache) -> None:
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    merge_files(paths, workers=2, cache=cache)
+    for entry in cache.sets.iterdir():
+        entry.unlink()
+    files_before = {entry.name: entry.stat().st_mtime_ns for entry in cache.files.iterdir()}
+    state, _, _ = merge_files(paths[1:], workers=1, cache=cache)
+    assert {entry.name for entry in cache.files.iterdir()} == set(files_before)  # nothing parsed and stored anew
+    assert dump_json(state.summary()) == dump_json(merge_files(paths[1:], workers=1)[0].summary())
+
+
+def test_the_cache_stays_within_its_bound(samples: Path, tmp_path: Path) -> None:
+    limit = 40_000
+    cache = ReportCache(tmp_path / "small", limit_bytes=limit)
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    for start in range(len(paths)):
+        merge_files(paths[start:] + paths[:start], workers=1, cache=cache)
+        stored = [entry for directory in (cache.files, cache.sets) for entry in directory.iterdir()]
+        assert sum(entry.stat().st_size for entry in stored) <= limit
+        assert len([entry for entry in cache.sets.iterdir() if entry.suffix == ".members"]) <= cache_module.MAX_SETS
+
+
+def test_an_unreadable_or_foreign_entry_is_a_miss(samples: Path, cache: ReportCache) -> None:
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    expected = dump_json(merge_files(paths, workers=1)[0].summary())
+    merge_files(paths, workers=1, cache=cache)
+    for directory in (cache.files, cache.sets):
+        for entry in directory.iterdir():
+            entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])  # cut off, as a crash could not leave it
+    assert dump_json(merge_files(paths, workers=1, cache=cache)[0].summary()) == expected
+
+
+_CONCURRENT = """
+import sys
+from pathlib import Path
+from aoe_runner.jsontext import dump_json
+from aoe_runner.reporting import merge_files
+from aoe_runner.results.cache import ReportCache
+cache = ReportCache(Path(sys.argv[1]), limit_bytes=int(sys.argv[2]))
+paths = sorted(Path(sys.argv[3]).rglob("aoe_result_*.json"))
+for round in range(6):
+    chosen = paths[round % 3:] if round % 2 else paths
+    state, _, errors = merge_files(chosen, workers=1, cache=cache)
+    assert not errors, errors
+    sys.stdout.write(dump_json(state.summary(), indent=None) + "\\n")
+"""
+
+
+def test_two_processes_share_one_cache(samples: Path, tmp_path: Path) -> None:
+    root = tmp_path / "shared"
+    command = [sys.executable, "-c", _CONCURRENT, str(root), "60000", str(samples)]
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT) for _ in range(2)]
+    outputs = [process.communicate(timeout=120) for process in processes]
+    assert [process.returncode for process in processes] == [0, 0], [err.decode() for _, err in outputs]
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    expected = [
+        dump_json(merge_files(paths[round % 3 :] if round % 2 else paths, workers=1)[0].summary(), indent=None)
+        for round in range(6)
+    ]
+    for out, _ in outputs:
+        assert out.decode().splitlines() == expected
+    assert not [entry for entry in root.rglob(".write-*")]  # no half-written entry left behind
+
+
+def test_the_report_command_fills_the_cache_in_the_aoe_runner_home(cli, _fenced_home: Path) -> None:  # type: ignore[no-untyped-def]
+    first = cli("report", str(SAMPLES), "--format", "json")
+    assert list((_fenced_home / "cache" / "report" / "files").iterdir())
+    second = cli("report", str(SAMPLES), "--format", "json")
+    assert first.out == second.out and first.err == second.err and first.code == second.code

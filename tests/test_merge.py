@@ -1,0 +1,147 @@
+"""The fast merge engine (merge.py, results/parsed.py) against the reference, summary.BankMerger: byte for byte."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from aoe_runner import merge, summary
+from aoe_runner.jsontext import dump_json
+from aoe_runner.merge import BankState
+from aoe_runner.render.json_format import JsonFormatter, plain_json
+from aoe_runner.reporting import merge_files
+from aoe_runner.results import find_result_files, load_result_file
+from aoe_runner.results.loader import parse_result_file, read_regular_file
+from aoe_runner.results.parsed import ParsedFile, from_result_file
+from tests.conftest import DATA, SAMPLES
+
+FIXTURES = [path for path in find_result_files([str(SAMPLES), str(DATA)])[0]]
+
+
+def _reference(paths: list[Path], min_gain_pct: float = 1.0) -> str:
+    merger = summary.BankMerger()
+    for path in paths:
+        try:
+            merger.add_file(load_result_file(path))
+        except Exception:  # noqa: BLE001 (a file that is an InputError adds nothing to either side)
+            continue
+    return dump_json(merger.summary(min_gain_pct))
+
+
+def _engine(paths: list[Path], min_gain_pct: float = 1.0) -> str:
+    state, _, _ = merge_files(paths, workers=1)
+    text = JsonFormatter().summary_data(state.summary_data(min_gain_pct), None, lambda: state.summary(min_gain_pct))
+    assert text == dump_json(state.summary(min_gain_pct))  # the plain data and its pydantic model write the same
+    return text
+
+
+def test_defaults_agree_with_the_reference() -> None:
+    assert merge.DEFAULT_MIN_GAIN_PCT == summary.DEFAULT_MIN_GAIN_PCT
+    assert merge.CONFLICT_TOLERANCE == summary.CONFLICT_TOLERANCE
+    assert merge.SCHEMA_VERSION == summary.SCHEMA_VERSION
+
+
+def test_every_fixture_together_gives_the_reference_json() -> None:
+    assert _engine(FIXTURES) == _reference(FIXTURES)
+    assert _engine(FIXTURES, 25.0) == _reference(FIXTURES, 25.0)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_each_fixture_gives_the_reference_json(path: Path) -> None:
+    assert _engine([path]) == _reference([path])
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_typed_columns_equal_the_normalisers(path: Path) -> None:
+    """Whichever way a file is parsed, the same records, report facts and warnings."""
+    data, mtime = read_regular_file(str(path))
+    try:
+        fast = parse_result_file(str(path), data, mtime)
+    except Exception:  # noqa: BLE001 (an InputError: compared by the CLI tests)
+        return
+    slow = from_result_file(load_result_file(path))
+    assert _wire(fast) == _wire(slow)
+
+
+def _wire(parsed: ParsedFile) -> object:
+    return ParsedFile.from_bytes(parsed.to_bytes()).to_bytes() if parsed.cacheable else parsed.warnings
+
+
+def _random_document(rng: random.Random, names: list[str], odd: float) -> dict[str, object]:
+    """A current-format training file with operators that repeat, fuse types, take several modes, and now and then
+    carry a figure that disagrees, a zero or negative time, or a huge one."""
+    document: dict[str, object] = {}
+    for report in range(rng.randint(1, 3)):
+        operators = []
+        for _ in range(rng.randint(0, 12)):
+            before = round(rng.uniform(1, 500), 3)
+            after = round(before / rng.uniform(0.8, 2.5), 3)
+            figure = f"{(before / after - 1) * 100:.2f}%"
+            roll = rng.random() / odd if odd else 1.0
+            if roll < 0.05:
+                figure = "12.34%"
+            elif roll < 0.08:
+                after = 0
+            elif roll < 0.1:
+                before = 1e301
+            elif roll < 0.12:
+                figure = None  # type: ignore[assignment]
+            mode = rng.choice(["Format", "Schedule", "Impl"])
+            performance = {"performance_before_tune(us)": before, "performance_after_tune(us)": after}
+            if figure is not None:
+                performance["performance_improvement"] = figure  # type: ignore[assignment]
+            performance["update_mode"] = rng.choice(["add", "update", "other"])  # type: ignore[assignment]
+            op_type: object = rng.choice(["MatMulV2", ["MatMulV2"], ["Mul", "Sigmoid"], None])
+            operators.append({"op_name": rng.choice(names), "op_type": op_type, "tune_performance": {mode: performance}})
+        key = f"report_2026031{rng.randint(0, 2)}0{rng.randint(0, 9)}0000{report}{rng.randint(0, 9)}_{rng.randint(1, 99)}"
+        document[key] = [
+            {"basic": {"tuning_name": "net", "tuning_time(s)": rng.randint(1, 100)}},
+            {"OPAT": {"opat_tuning_result": "tuning successful", "repo_modified_operators": operators}},
+        ]
+    return document
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_corpora_give_the_reference_json(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    names = [f"net/layer_{n}/op" for n in range(8)]
+    paths = []
+    for number in range(rng.randint(2, 6)):
+        path = tmp_path / f"aoe_result_opat_2026031{number % 3}120000000_{number}.json"
+        odd = 0.0 if seed % 2 else 1.0  # odd seeds: only plain records, which the typed fast path takes
+        path.write_text(json.dumps(_random_document(rng, names, odd), indent=2), encoding="utf-8")
+        paths.append(path)
+    assert _engine(paths) == _reference(paths)
+    split, _, _ = merge_files(paths, workers=2)
+    assert dump_json(split.summary()) == _reference(paths)
+
+
+def test_a_state_read_back_from_bytes_gives_the_same_summary() -> None:
+    state, _, _ = merge_files([p for p in FIXTURES if "legacy" not in str(p)], workers=1)
+    again = BankState.from_bytes(state.to_bytes())
+    assert dump_json(again.summary()) == dump_json(state.summary())
+
+
+def test_json_that_msgspec_cannot_write_as_pydantic_does_falls_back_to_pydantic() -> None:
+    state, _, _ = merge_files([SAMPLES / "offline" / "aoe_result_opat_20260311101500123_51002.json"], workers=1)
+    data = state.summary_data()
+    data["operators"][0]["before_us"] = 1.5e16  # msgspec writes 1.5e16, pydantic 1.5e+16
+    assert plain_json(data) is None
+    data["operators"][0]["before_us"] = 1.0
+    data["operators"][0]["name"] = "lone \ud800 surrogate"
+    assert plain_json(data) is None
+
+
+def test_a_plain_training_file_takes_the_typed_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "aoe_result_opat_20260310120000000_1.json"
+    path.write_text(json.dumps(_random_document(random.Random(1), ["a", "b"], 0.0)), encoding="utf-8")
+    data, mtime = read_regular_file(str(path))
+
+    def no_generic_decode(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the generic decoder was used")
+
+    monkeypatch.setattr("aoe_runner.results.loader.decode", no_generic_decode)
+    assert len(parse_result_file(str(path), data, mtime).operators) > 0
