@@ -9,36 +9,33 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
-import statistics
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from aoe_runner.devlock import BankLock, DeviceLock, LockHolder
-from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, Interrupted, UsageError
+from aoe_runner.errors import InputError, Interrupted, UsageError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.jsontext import dump_json
 from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
-from aoe_runner.runs.manifest import RunManifest, RunStatus, VerifyLink
+from aoe_runner.runs.manifest import RecordedResult, RunManifest, RunStatus, VerifyLink
 from aoe_runner.runs.store import TUNING, RunStore
 from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
 from aoe_runner.tune.request import check_script, device_id, script_command
+from aoe_runner.verify.evidence import Evidence, arm_evidence, inventory_sha256, result_files
+from aoe_runner.verify.gates import GateResult, Gates, evaluate
+from aoe_runner.verify.measure import MIN_STEPS, Arm, Measured, RunFailed, RunSteps, StepReader
 from aoe_runner.verify.stats import Comparison, compare
-from aoe_runner.verify.steps import StepFormat, custom_format, default_warmup, detect_format
+from aoe_runner.verify.steps import custom_format
 
 REMOVED = ("AOE_MODE",)
 FORCED_CACHE = {"ACL_OP_COMPILER_CACHE_MODE": "force", "OP_COMPILER_CACHE_MODE": "force"}
-Arm = Literal["baseline", "tuned"]
-
-
-class RunFailed(AoeRunnerError):
-    exit_code = ExitCode.BAD_INPUT
+__all__ = ["RunFailed", "RunSteps", "VerifyReport", "VerifyRequest", "run_verify"]
 
 
 @dataclass
@@ -52,25 +49,17 @@ class VerifyRequest:
     step_pattern: str | None = None
     unit: str | None = None
     threshold_pct: float = 2.0
+    gates: Gates = field(default_factory=Gates)
     python: str = sys.executable
     device: int | None = None
     timeout_s: float | None = None
     grace_s: float = 10.0
 
 
-class RunSteps(BaseModel):
-    run: str
-    arm: Arm
-    repeat: int
-    steps_printed: int
-    warmup_dropped: int
-    median_ms: float
-
-
 class VerifyReport(BaseModel):
     """`aoe-runner verify --format json`."""
 
-    schema_version: int = 1
+    schema_version: int = 2
     verification: str
     script: str
     arguments: list[str]
@@ -81,6 +70,10 @@ class VerifyReport(BaseModel):
     warmup: str = Field(description="How many leading steps of each run were dropped.")
     runs: list[RunSteps]
     comparison: Comparison
+    gates: list[GateResult] = Field(description="One per gate given (--max-tail-regression gives P95 and P99); empty: none.")
+    gates_passed: bool = Field(description="Every gate passed (true when none was given).")
+    evidence: Evidence
+    warnings: list[str] = Field(description="What makes the figures less trustworthy, e.g. runs with few step times.")
 
 
 @dataclass
@@ -90,9 +83,19 @@ class _Plan:
     bank: Path
     tuning_run: str | None
     python: str
+    result_files: list[RecordedResult] = field(default_factory=list)
+
+
+@dataclass
+class _Bank:
+    """The bank a run was given, as it found it."""
+
+    sha256: str
+    files: int
 
 
 def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -> VerifyReport:
+    _check_gates(request)
     plan = _plan(request, store)
     step_format = custom_format(request.step_pattern, request.unit) if request.step_pattern else None
     if request.unit and not request.step_pattern:
@@ -113,19 +116,47 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
         started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         command=f"aoe-runner verify {shlex.join([str(plan.script), *plan.arguments])} (verification {verification})",
     )
-    manifests: list[RunManifest] = []
+    reader = StepReader(step_format, request.warmup, lambda message: reporter.notice(f"warning: {message}"))
+    measured: list[Measured] = []
+    arms: dict[Arm, Path] = {"baseline": empty_bank, "tuned": plan.bank}
+    found: dict[Arm, list[_Bank]] = {arm: [] for arm in arms}
     with DeviceLock(device).acquire(holder), BankLock(plan.bank).acquire(holder, shared=True):  # no restore meanwhile
         for repeat in range(1, request.repeats + 1):
-            for arm, bank in (("baseline", empty_bank), ("tuned", plan.bank)):
+            for arm, bank in arms.items():
                 link = VerifyLink(verification=verification, arm=arm, repeat=repeat, tuning_run=plan.tuning_run)
-                manifest = _one_run(request, plan, store, reporter, base, facts, identity, device, bank, link)
+                manifest, seen = _one_run(request, plan, store, reporter, base, facts, identity, device, bank, link)
                 took = f"{manifest.duration_s:.1f} s" if manifest.duration_s is not None else "?"
                 reporter.notice(f"{arm} {repeat}/{request.repeats}: run {manifest.id} {manifest.status.value} in {took}")
-                manifests.append(manifest)
                 _stop_on_failure(manifest, store)
-    report = _report(request, plan, verification, manifests, store, step_format)
+                found[arm].append(seen)
+                log = store.run_dir(manifest.id) / manifest.log
+                measured.append(reader.read(manifest.id, arm, repeat, log, seen.sha256))
+    evidence = _evidence(identity, arms, found, plan, facts)
+    report = _report(request, plan, verification, measured, reader, evidence)
     atomic_write_text(directory / "report.json", dump_json(report))
     return report
+
+
+def _evidence(
+    identity: dict[str, object], arms: dict[Arm, Path], found: dict[Arm, list[_Bank]], plan: _Plan, facts: HostFacts
+) -> Evidence:
+    commit = identity.get("git_commit")
+    return Evidence(
+        script_sha256=str(identity["script_sha256"]),
+        git_commit=str(commit) if commit else None,
+        banks=[arm_evidence(arm, str(bank), [(b.sha256, b.files) for b in found[arm]]) for arm, bank in arms.items()],
+        result_files=result_files(plan.result_files),
+        fingerprint=fingerprint_of(facts),
+    )
+
+
+def _check_gates(request: VerifyRequest) -> None:
+    given = request.gates.given()
+    if given and request.repeats < 2:
+        raise UsageError(
+            f"{given[0]} needs --repeats 2 or more: with one run per arm the interval covers step noise only, "
+            "not run-to-run variation, so no gate can be judged"
+        )
 
 
 def _plan(request: VerifyRequest, store: RunStore) -> _Plan:
@@ -153,7 +184,7 @@ def _plan_from_run(request: VerifyRequest, store: RunStore) -> _Plan:
         raise InputError(tuning.id, "tuned into AOE's default bank (no TUNE_BANK_PATH): pass --bank with the directory to use")
     python = tuning.command[0] if tuning.script.endswith(".py") else request.python
     check_script(Path(tuning.script), python)
-    return _Plan(Path(tuning.script), list(tuning.arguments), bank, tuning.id, python)
+    return _Plan(Path(tuning.script), list(tuning.arguments), bank, tuning.id, python, list(tuning.result_files))
 
 
 def _bank(path: Path, cwd: str) -> Path:
@@ -174,7 +205,7 @@ def _one_run(
     device: int,
     bank: Path,
     link: VerifyLink,
-) -> RunManifest:
+) -> tuple[RunManifest, _Bank]:
     started_at = datetime.now(timezone.utc)
     run_id, run_dir = store.create_run_directory(started_at)
     with discarded_on_failure(run_dir):
@@ -186,6 +217,8 @@ def _one_run(
         changes = {name: value for name, value in changes.items() if base.get(name) != value}
         env = {name: value for name, value in {**base, **changes}.items() if name not in REMOVED}
         command = script_command(plan.script, plan.python, plan.arguments)
+        before = take_inventory(bank, previous=store.blobs.last_inventory(bank))
+        seen = _Bank(inventory_sha256(before), len(before.files))  # before the store keeps the files out of line
         manifest = RunManifest(
             id=run_id,
             kind="verify",
@@ -206,9 +239,9 @@ def _one_run(
             verify=link,
             supervisor_pid=os.getpid(),
             started_at=started_at,
-            bank_before=store.blobs.save_inventory(take_inventory(bank, previous=store.blobs.last_inventory(bank))),
+            bank_before=store.blobs.save_inventory(before),
         )
-    return execute_recorded(store, manifest, env, reporter, request.grace_s)
+    return execute_recorded(store, manifest, env, reporter, request.grace_s), seen
 
 
 def _stop_on_failure(manifest: RunManifest, store: RunStore) -> None:
@@ -227,41 +260,15 @@ def _report(
     request: VerifyRequest,
     plan: _Plan,
     verification: str,
-    manifests: list[RunManifest],
-    store: RunStore,
-    step_format: StepFormat | None,
+    measured: list[Measured],
+    reader: StepReader,
+    evidence: Evidence,
 ) -> VerifyReport:
-    logs = {m.id: (store.run_dir(m.id) / m.log).read_text(errors="replace") for m in manifests}
-    chosen = step_format or detect_format(list(logs.values()))
-    if chosen is None:
-        first = manifests[0]
-        raise RunFailed(
-            f"run {first.id}: no step times in any log (e.g. {store.run_dir(first.id) / first.log}); "
-            "give --step-pattern REGEX with one capture group, and --unit"
-        )
-    measured: dict[str, list[list[float]]] = {"baseline": [], "tuned": []}
-    runs = []
-    for manifest in manifests:
-        assert manifest.verify is not None
-        times = chosen.step_times_ms(logs[manifest.id], str(store.run_dir(manifest.id) / manifest.log))
-        drop = request.warmup if request.warmup is not None else default_warmup(len(times))
-        if len(times) <= drop:
-            log = store.run_dir(manifest.id) / manifest.log
-            raise RunFailed(
-                f"run {manifest.id}: {len(times)} step times ({chosen.name}) leave none after warm-up {drop}; log: {log}"
-            )
-        kept = times[drop:]
-        measured[manifest.verify.arm].append(kept)
-        runs.append(
-            RunSteps(
-                run=manifest.id,
-                arm=manifest.verify.arm,
-                repeat=manifest.verify.repeat,
-                steps_printed=len(times),
-                warmup_dropped=drop,
-                median_ms=statistics.median(kept),
-            )
-        )
+    by_arm: dict[str, list[list[float]]] = {"baseline": [], "tuned": []}
+    for run in measured:
+        by_arm[run.steps.arm].append(run.kept_ms)
+    comparison = compare(by_arm["baseline"], by_arm["tuned"], request.threshold_pct)
+    gates = evaluate(comparison, request.gates)
     warmup = f"{request.warmup} (--warmup)" if request.warmup is not None else "up to 5, at most a quarter of each run's steps"
     return VerifyReport(
         verification=verification,
@@ -270,8 +277,22 @@ def _report(
         bank=str(plan.bank),
         tuning_run=plan.tuning_run,
         repeats=request.repeats,
-        step_format=chosen.name,
+        step_format=reader.format_name,
         warmup=warmup,
-        runs=runs,
-        comparison=compare(measured["baseline"], measured["tuned"], request.threshold_pct),
+        runs=[run.steps for run in measured],
+        comparison=comparison,
+        gates=gates,
+        gates_passed=all(gate.passed for gate in gates),
+        evidence=evidence,
+        warnings=_warnings(reader, evidence, len(measured)),
     )
+
+
+def _warnings(reader: StepReader, evidence: Evidence, runs: int) -> list[str]:
+    warnings = []
+    if reader.short_runs:
+        warnings.append(f"{len(reader.short_runs)} of {runs} runs kept fewer than {MIN_STEPS} step times after warm-up")
+    for arm in evidence.banks:
+        if not arm.unchanged:
+            warnings.append(f"the {arm.arm} bank changed between runs of the arm: its runs did not all use the same bank")
+    return warnings

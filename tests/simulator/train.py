@@ -43,6 +43,11 @@ def main() -> int:
     parser.add_argument("--slow-run", type=int, default=0, help="steps: the Nth invocation (counted in --counter) is 1.5x slower")
     parser.add_argument("--counter", help="steps: a file counting invocations")
     parser.add_argument("--sleep", action="store_true", help="steps: really take the time of each step")
+    parser.add_argument("--bank-tail-factor", type=float, default=1.0, help="steps: with the bank, every 10th step x this")
+    parser.add_argument("--quiet-run", type=int, default=0, help="steps: the Nth invocation (--counter) prints no step time")
+    parser.add_argument("--print-env", action="store_true", help="steps: first print AOE_MODE and TUNE_BANK_PATH")
+    parser.add_argument("--with-results", action="store_true", help="steps: under AOE_MODE, also write a result file")
+    parser.add_argument("--seed", help="steps: seed the noise with this and the invocation number (--counter), not the pid")
     options = parser.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault leaves no core file behind
     _note_pid(options.pid_file)
@@ -215,9 +220,17 @@ def steps(options: argparse.Namespace) -> int:
     step_ms = options.step_ms * (options.bank_factor if tuned else 1.0)
     if options.slow_run and run_number == options.slow_run:
         step_ms *= 1.5
-    noise = random.Random(os.getpid())
+    if options.print_env:
+        print(f"AOE_MODE={os.environ.get('AOE_MODE')} TUNE_BANK_PATH={os.environ.get('TUNE_BANK_PATH')}", flush=True)
+    if options.with_results and os.environ.get("AOE_MODE"):
+        _result_path().write_text(json.dumps({"report_20261121120000000_1000": _report(0)}, indent=2), encoding="utf-8")
+    if options.quiet_run and run_number == options.quiet_run:
+        return 0
+    noise = random.Random(os.getpid() if options.seed is None else f"{options.seed}-{run_number}")
     for step in range(int(options.value)):
         ms = step_ms * (10 if step < 3 else 1) * (1 + noise.gauss(0, options.noise))  # the first steps compile
+        if tuned and step % 10 == 9:
+            ms *= options.bank_tail_factor  # a slow step now and then: the tail, not the median
         if options.sleep:
             time.sleep(ms / 1000)
         print(STEP_LINES[options.format].format(step=step, ms=ms, s=ms / 1000, rate=1000 / ms), flush=False)
