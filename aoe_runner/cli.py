@@ -10,20 +10,33 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from aoe_runner import __version__
-from aoe_runner._click import click_exceptions
+from aoe_runner._click import AoeTyper, click_exceptions
+from aoe_runner.cli_options import (
+    CSV,
+    JSON,
+    MARKDOWN,
+    TABLE,
+    choose_format,
+    emit,
+    format_option,
+    json_option,
+    output_option,
+    parse_percent,
+    required_text,
+    whole_number,
+    wide_option,
+)
 from aoe_runner.crashlog import run_guarded
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
-from aoe_runner.render import OutputFormat
 from aoe_runner.terminal import Terminal
 
 DEFAULT_THRESHOLD_PCT = 2.0  # aoe_runner.diff's default (a test keeps them equal), so --help need not build diff models
+COMPLETE_VARIABLE = "_AOE_RUNNER_COMPLETE"  # click's shell-completion protocol, for the program name aoe-runner
 
-app = typer.Typer(
+app = AoeTyper(
     name="aoe-runner",
     help="Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs.",
     add_completion=False,
-    no_args_is_help=True,
-    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -31,6 +44,7 @@ if TYPE_CHECKING:
     from aoe_runner.reporting import Loaded
 
 terminal = Terminal()
+__all__ = ["app", "main", "parse_percent", "run"]
 
 
 def _version(value: bool) -> None:
@@ -52,28 +66,23 @@ def _root(
 def report(
     paths: Annotated[
         list[str] | None,
-        typer.Argument(
-            help="Result files, directories (searched recursively) or glob patterns.", metavar="PATH", show_default=False
-        ),
+        typer.Argument(help="Result files, directories (searched recursively) or glob patterns.", metavar="PATH"),
     ] = None,
-    diff: Annotated[bool, typer.Option("--diff", help="Compare two sets of results: PATHS are OLD NEW.")] = False,
-    output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.TABLE,
-    output: Annotated[
-        str | None,
-        typer.Option(
-            "--output", "-o", metavar="FILE", help="Write here instead of stdout (only if there is a result; - is stdout)."
-        ),
-    ] = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Compare two sets of results: the two PATHs are OLD and NEW.")] = False,
+    output_format: Annotated[str | None, format_option(TABLE, JSON, CSV, MARKDOWN)] = None,
+    as_json: Annotated[bool, json_option()] = False,
+    output: Annotated[str | None, output_option("Write the result (only when there is one)")] = None,
+    wide: Annotated[bool, wide_option()] = False,
     top: Annotated[
-        int | None,
-        typer.Option("--top", min=1, metavar="N", help="Rows per list [default: 20 for table/markdown, all otherwise]."),
+        str | None,
+        typer.Option("--top", metavar="N", help="Rows per list, at least 1 [default: 20 for table and markdown, all otherwise]."),
     ] = None,
     min_gain: Annotated[
-        str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain' (PCT).")
+        str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain'.")
     ] = "1%",
     threshold: Annotated[
         str | None,
-        typer.Option("--threshold", metavar="PCT", help="With --diff: smallest change that counts (PCT) [default: 2%]."),
+        typer.Option("--threshold", metavar="PCT", help="With --diff: the smallest change that counts [default: 2%]."),
     ] = None,
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="With --diff: exit 1 when an entry regressed beyond --threshold.")
@@ -90,77 +99,92 @@ def report(
             "--script", metavar="SCRIPT", help="With --diff and no paths: the last two succeeded tuning runs of this script."
         ),
     ] = None,
+    samples: Annotated[
+        bool, typer.Option("--samples", help="Add the sample result files shipped with aoe-runner.")
+    ] = False,
+    allow_empty: Annotated[
+        bool, typer.Option("--allow-empty", help="A named file that holds no report is no error (default: exit 4).")
+    ] = False,
 ) -> int:
     """Summarise result files or recorded runs into the bank they imply; --diff compares two (default: the newest runs)."""
     from aoe_runner import reporting
 
+    chosen = choose_format(output_format, as_json, (TABLE, JSON, CSV, MARKDOWN))
+    rows = whole_number(top, "--top", minimum=1)
     min_gain_pct = parse_percent(min_gain, "--min-gain")
     threshold_pct = DEFAULT_THRESHOLD_PCT if threshold is None else parse_percent(threshold, "--threshold")
-    paths = paths or []
+    paths = (paths or []) + ([str(_samples_directory())] if samples else [])
+    runs = [required_text(reference, "--run") for reference in runs or []]
+    formatter = chosen.formatter(width=terminal.width(wide))
     if not diff:
         if fail_on_regression or threshold is not None or allow_env_drift or script is not None:
             raise UsageError("--threshold, --fail-on-regression, --allow-env-drift and --script need --diff")
         if not paths and not runs:
-            raise UsageError("report needs a PATH (a result file, a directory or a glob pattern) or --run RUN")
-        loaded = reporting.summarize_paths(paths + (_run_paths(runs) if runs else []), min_gain_pct)
+            raise UsageError("report needs a PATH (a result file, a directory or a glob pattern), --run RUN or --samples")
+        loaded = reporting.summarize_paths(paths + (_run_paths(runs) if runs else []), min_gain_pct, allow_empty=allow_empty)
         _print_problems([loaded])
         if not loaded.files_loaded:
             return ExitCode.BAD_INPUT
-        _emit(loaded.render(output_format.formatter(), top), output)
+        emit(terminal, loaded.render(formatter, rows), output)
         return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
     if script is not None and (paths or runs):
         raise UsageError("--script picks the two runs to compare; it cannot be given with paths or --run")
-    old_paths, new_paths = _diff_sides(paths + (runs or []), allow_env_drift, script)
-    result, old, new = reporting.diff_paths(old_paths, new_paths, threshold_pct)
+    old_paths, new_paths = _diff_sides(paths + runs, allow_env_drift, script)
+    result, old, new = reporting.diff_paths(old_paths, new_paths, threshold_pct, allow_empty=allow_empty)
     _print_problems([old, new])
     if not old.files_loaded or not new.files_loaded:
         return ExitCode.BAD_INPUT
-    _emit(output_format.formatter().diff(result, top), output)
+    emit(terminal, formatter.diff(result, rows), output)
     if old.errors or new.errors:
         return ExitCode.BAD_INPUT
     if fail_on_regression and result.regressions:
-        terminal.error(f"{len(result.regressions)} entries regressed by more than {threshold_pct:g}%")
+        regressed = _count(len(result.regressions), "entry", "entries")
+        terminal.error(f"{regressed} regressed by more than {threshold_pct:g}%")
         return ExitCode.FINDING
     return ExitCode.OK
 
 
 @app.command()
 def validate(
-    paths: Annotated[
-        list[str], typer.Argument(help="Result files, directories or glob patterns.", metavar="PATH", show_default=False)
-    ],
+    paths: Annotated[list[str] | None, typer.Argument(help="Result files, directories or glob patterns.", metavar="PATH")] = None,
+    output_format: Annotated[str | None, format_option(TABLE, JSON, CSV, notes=" (table: one line per file or error)")] = None,
+    as_json: Annotated[bool, json_option()] = False,
+    output: Annotated[str | None, output_option()] = None,
 ) -> int:
     """Check raw result files against the JSON Schema of AOE's format; print each error with its JSON path."""
-    from aoe_runner.render.safe_text import visible
+    from aoe_runner.render.validate_report import FileCheck, render_validation
     from aoe_runner.results import find_result_files
     from aoe_runner.validation import validate_file
 
+    chosen = choose_format(output_format, as_json, (TABLE, JSON, CSV))
+    if not paths:
+        raise UsageError("validate needs a PATH (a result file, a directory or a glob pattern)")
     files, errors = find_result_files(paths)
-    violations = 0
+    checked: list[FileCheck] = []
     for path in files:
         try:
-            problems = validate_file(path)
+            checked.append(FileCheck(str(path), validate_file(path)))
         except InputError as error:
             errors.append(error)
-            continue
-        violations += len(problems)
-        for problem in problems:
-            terminal.result(visible(f"{path}: {problem.json_path}: {problem.message}") + "\n")
-        if not problems:
-            terminal.result(visible(f"{path}: valid") + "\n")
+    emit(terminal, render_validation(checked, errors, chosen), output)
     for error in errors:
         terminal.error(error.message)
     if errors:
         return ExitCode.BAD_INPUT
-    return ExitCode.FINDING if violations else ExitCode.OK
+    return ExitCode.FINDING if any(check.problems for check in checked) else ExitCode.OK
 
 
 @app.command()
 def preflight(
     mode: Annotated[
-        str | None, typer.Option("--mode", metavar="MODE", help="op or subgraph (or 2, 1) [default: from AOE_MODE, else op].")
+        str | None,
+        typer.Option(
+            "--mode", metavar="MODE", help="op (also 2, opat) or subgraph (also 1, sgat) [default: from AOE_MODE, else op]."
+        ),
     ] = None,
-    procs: Annotated[int, typer.Option("--procs", min=1, metavar="P", help="Training processes in the script.")] = 1,
+    procs: Annotated[
+        str, typer.Option("--procs", metavar="P", help="Training processes in the script, at least 1.")
+    ] = "1",
     model_memory: Annotated[
         str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, e.g. 12GiB.")
     ] = None,
@@ -170,7 +194,12 @@ def preflight(
     soc: Annotated[
         str | None, typer.Option("--soc", metavar="NAME", help="SoC name, e.g. Ascend910B3 [default: npu-smi].")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the facts and every check as JSON.")] = False,
+    output_format: Annotated[
+        str | None, format_option(TABLE, JSON, MARKDOWN, CSV, notes=" (json: the facts and every check)")
+    ] = None,
+    as_json: Annotated[bool, json_option()] = False,
+    output: Annotated[str | None, output_option()] = None,
+    wide: Annotated[bool, wide_option()] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     save_facts: Annotated[
         str | None, typer.Option("--save-facts", metavar="FILE", help="Also write the host facts to FILE (- is stdout).")
@@ -182,25 +211,46 @@ def preflight(
     """Check this host against every documented AOE precondition: formula, measured value and fix for each."""
     from aoe_runner.preflight.facts import gather_facts
     from aoe_runner.preflight.plan import plan_for
-    from aoe_runner.preflight.report import check_host, load_facts, write_facts
+    from aoe_runner.preflight.report import check_host, load_facts, refuse_unreadable_ini, write_facts
+    from aoe_runner.render.preflight_table import render_preflight_as
 
+    chosen = choose_format(output_format, as_json, (TABLE, JSON, MARKDOWN, CSV))
+    processes = whole_number(procs, "--procs", minimum=1) or 1
     if facts_file is not None and (aoe_ini is not None or soc is not None):
         raise UsageError("--aoe-ini and --soc describe this host; they cannot change saved --facts")
+    if aoe_ini is not None:
+        refuse_unreadable_ini(aoe_ini)
     facts = load_facts(facts_file) if facts_file is not None else gather_facts(aoe_ini=aoe_ini, soc=soc)
-    plan = plan_for(mode, procs, model_memory, facts.environment)
+    plan = plan_for(mode, processes, model_memory, facts.environment)
     result = check_host(facts, plan)
     if save_facts is not None:
         write_facts(facts, save_facts)
         terminal.info(f"wrote {save_facts}")
-    if as_json:
-        from aoe_runner.jsontext import dump_json
-
-        terminal.result(dump_json(result))
-    else:
-        from aoe_runner.render.preflight_table import render_preflight
-
-        terminal.result(render_preflight(result))
+    emit(terminal, render_preflight_as(result, chosen, terminal.width(wide)), output)
     return result.exit_code(strict)
+
+
+@app.command()
+def completion(
+    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.")],
+) -> int:
+    """Print the shell-completion script for bash, zsh or fish; README's "Shell completion" says where it goes."""
+    from aoe_runner.completion import completion_script
+
+    terminal.result(completion_script(shell, COMPLETE_VARIABLE))
+    return ExitCode.OK
+
+
+def _samples_directory() -> Path:
+    """sample_results/ as installed with the package (package data), else beside the package in a clone."""
+    from importlib.resources import files
+
+    shipped = Path(str(files("aoe_runner"))) / "sample_results"
+    in_clone = Path(__file__).resolve().parent.parent / "sample_results"
+    found = next((path for path in (shipped, in_clone) if path.is_dir()), None)
+    if found is None:
+        raise InputError("--samples", f"the sample result files are not installed (looked in {shipped} and {in_clone})")
+    return found
 
 
 def _run_paths(references: list[str]) -> list[str]:
@@ -233,17 +283,6 @@ def _diff_sides(sides: list[str], allow_env_drift: bool, script: str | None) -> 
     return old_paths, new_paths
 
 
-def parse_percent(text: str, option: str) -> float:
-    """'2', '2%' or '2.5 %' as a non-negative percentage."""
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        raise UsageError(f"{option}: {text!r} is not a percentage (for example 2 or 2%)") from None
-    if not 0 <= value < 1000:
-        raise UsageError(f"{option}: {text!r} must be between 0% and 1000%")
-    return value
-
-
 def _print_problems(loaded: Sequence[Loaded]) -> None:
     for side in loaded:
         for info in side.files:
@@ -254,28 +293,34 @@ def _print_problems(loaded: Sequence[Loaded]) -> None:
 
 
 def _emit(text: str, output: str | None) -> None:
-    from aoe_runner.fsutil import STDOUT
+    """emit() on this CLI's terminal (verify calls it)."""
+    emit(terminal, text, output)
 
-    if output is None or output == STDOUT:
-        terminal.result(text)
-        return
-    from aoe_runner.fsutil import write_output
 
-    write_output(output, text)
-    terminal.info(f"wrote {output}")
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Dispatch without the crash boundary: usage and domain errors become exit codes, bugs propagate."""
+    import os
+
+    if os.environ.get(COMPLETE_VARIABLE):
+        from aoe_runner.completion import prepare_completion
+
+        prepare_completion()
     command = typer.main.get_command(app)
     try:
         code = command.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="aoe-runner", standalone_mode=False)
     except click_exceptions.UsageError as error:
-        terminal.error(_usage_line(error))
+        terminal.error(usage_line(error))
         return ExitCode.USAGE
-    except typer.Abort:  # EOF at a prompt; Ctrl-C is already Exit(130) inside typer
+    except typer.Abort:  # EOF at a prompt
         terminal.error("interrupted")
         return ExitCode.INTERRUPTED
+    except UsageError as error:
+        terminal.error(f"{error.message} (see '{getattr(error, 'command_path', 'aoe-runner')} --help')")
+        return error.exit_code
     except AoeRunnerError as error:
         terminal.error(error.message)
         return error.exit_code
@@ -287,9 +332,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_guarded(lambda: run(arguments), arguments, terminal)
 
 
-from aoe_runner import cli_runs  # noqa: E402, F401  (registers tune, runs and bank on app)
+def usage_line(error: click_exceptions.UsageError) -> str:
+    """Click's usage errors in aoe-runner's voice: `what: why (see '... --help')`."""
+    from aoe_runner.cli_options import usage_message
 
-
-def _usage_line(error: click_exceptions.UsageError) -> str:
     command = error.ctx.command_path if error.ctx else "aoe-runner"
-    return f"{error.format_message()} (see '{command} --help')"
+    return f"{usage_message(error, command)} (see '{command} --help')"
+
+
+from aoe_runner import cli_runs  # noqa: E402, F401  (registers tune, verify, runs and bank on app)

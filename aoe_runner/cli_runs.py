@@ -9,7 +9,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from aoe_runner._click import AoeTyper
 from aoe_runner.cli import app, terminal
+from aoe_runner.cli_options import (
+    CSV,
+    JSON,
+    MARKDOWN,
+    TABLE,
+    choose_format,
+    emit,
+    format_option,
+    json_option,
+    output_option,
+    required_text,
+    whole_number,
+    wide_option,
+)
 from aoe_runner.errors import ExitCode, Interrupted, UsageError
 
 if TYPE_CHECKING:
@@ -17,8 +32,8 @@ if TYPE_CHECKING:
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.store import RunRow, RunStore
 
-runs_app = typer.Typer(name="runs", help="The history of tuning runs.", no_args_is_help=True)
-bank_app = typer.Typer(name="bank", help="Knowledge banks recorded by tuning runs.", no_args_is_help=True)
+runs_app = AoeTyper(name="runs", help="The history of tuning runs.")
+bank_app = AoeTyper(name="bank", help="Knowledge banks recorded by tuning runs.")
 app.add_typer(runs_app)
 app.add_typer(bank_app)
 
@@ -30,7 +45,7 @@ def tune(
         list[str] | None, typer.Argument(metavar="ARGS", help="Arguments for the script, after --.", show_default=False)
     ] = None,
     mode: Annotated[
-        str | None, typer.Option("--mode", metavar="MODE", help="op or subgraph (or 2, 1, opat, sgat); required.")
+        str | None, typer.Option("--mode", metavar="MODE", help="Required: op (also 2, opat) or subgraph (also 1, sgat).")
     ] = None,
     bank: Annotated[Path | None, typer.Option("--bank", metavar="PATH", help="The knowledge bank (sets TUNE_BANK_PATH).")] = None,
     work_dir: Annotated[
@@ -38,10 +53,10 @@ def tune(
         typer.Option("--work-dir", metavar="DIR", help="Sets ASCEND_WORK_PATH [default: a fresh directory in the run record]."),
     ] = None,
     te_parallel: Annotated[
-        int | None, typer.Option("--te-parallel", metavar="N", help="Sets TE_PARALLEL_COMPILER (1..32).")
+        str | None, typer.Option("--te-parallel", metavar="N", help="Sets TE_PARALLEL_COMPILER, from 1 to 32.")
     ] = None,
     repeat_tune: Annotated[bool, typer.Option("--repeat-tune", help="Sets REPEAT_TUNE=True.")] = False,
-    device: Annotated[int | None, typer.Option("--device", metavar="ID", help="Sets ASCEND_DEVICE_ID.")] = None,
+    device: Annotated[str | None, typer.Option("--device", metavar="ID", help="Sets ASCEND_DEVICE_ID.")] = None,
     python: Annotated[
         str, typer.Option("--python", metavar="EXE", help="Interpreter for a .py script [default: this one].", show_default=False)
     ] = sys.executable,
@@ -82,9 +97,9 @@ def tune(
         mode=TuneMode.parse(mode),
         bank=bank,
         work_dir=work_dir,
-        te_parallel=te_parallel,
+        te_parallel=_te_parallel(te_parallel),
         repeat_tune=repeat_tune,
-        device=device,
+        device=whole_number(device, "--device"),
         python=python,
         timeout_s=parse_duration(timeout, "--timeout") if timeout is not None else None,
         grace_s=parse_duration(grace, "--grace"),
@@ -140,63 +155,65 @@ def runs_list(
     status: Annotated[
         str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status (e.g. failed).")
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, metavar="N", help="Show the newest N runs.")] = 20,
+    limit: Annotated[str, typer.Option("--limit", metavar="N", help="Show the newest N runs, at least 1.")] = "20",
     kind: Annotated[str | None, typer.Option("--kind", metavar="KIND", help="Only tune or only verify runs.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Show every run (ignores --limit).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run, newest first.")] = False,
+    output_format: Annotated[
+        str | None, format_option(TABLE, JSON, CSV, MARKDOWN, notes=" (json: one object per run and line)")
+    ] = None,
+    as_json: Annotated[bool, json_option()] = False,
+    output: Annotated[str | None, output_option()] = None,
+    wide: Annotated[bool, wide_option()] = False,
 ) -> int:
     """List recorded runs, newest first; a run whose supervisor died shows as abandoned."""
     from aoe_runner.home import runner_home
     from aoe_runner.preflight.plan import TuneMode
+    from aoe_runner.render.runs import render_run_list_as
     from aoe_runner.runs.store import RunFilter, RunStore
 
+    chosen = choose_format(output_format, as_json, (TABLE, JSON, CSV, MARKDOWN))
+    newest = whole_number(limit, "--limit", minimum=1)
     where = RunFilter(
         script=script,
         mode=TuneMode.parse(mode).value if mode else None,
         status=_status(status),
         kind=_kind(kind),
-        limit=None if show_all else limit,
+        limit=None if show_all else newest,
     )
     rows = RunStore(runner_home(), warn=terminal.warning).list(where)
-    if as_json:
-        import json
-        from dataclasses import asdict
-
-        terminal.result("".join(json.dumps({**asdict(row), "status": row.status.value}) + "\n" for row in rows))
-    else:
-        from aoe_runner.render.runs import render_run_list
-
-        terminal.result(render_run_list(rows))
+    emit(terminal, render_run_list_as(rows, chosen, terminal.width(wide)), output)
     return ExitCode.OK
 
 
 @runs_app.command("show")
 def runs_show(
     run: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or 'latest'.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the whole manifest.")] = False,
+    output_format: Annotated[str | None, format_option(TABLE, JSON, notes=" (json: the whole manifest)")] = None,
+    as_json: Annotated[bool, json_option()] = False,
+    output: Annotated[str | None, output_option()] = None,
 ) -> int:
     """Show one run's record: command, environment, outcome, markers, result files, bank changes."""
     from aoe_runner.home import runner_home
     from aoe_runner.runs.store import RunStore
 
+    chosen = choose_format(output_format, as_json, (TABLE, JSON))
     store = RunStore(runner_home(), warn=terminal.warning)
-    manifest = store.resolve(run)
-    if as_json:
+    manifest = store.resolve(required_text(run, "RUN"))
+    if chosen is JSON:
         from aoe_runner.jsontext import dump_json
 
-        terminal.result(dump_json(manifest))
+        text = dump_json(manifest)
     else:
         from aoe_runner.render.runs import render_run
 
-        terminal.result(render_run(manifest, store.run_dir(manifest.id)))
+        text = render_run(manifest, store.run_dir(manifest.id))
+    emit(terminal, text, output)
     return ExitCode.OK
 
 
 @runs_app.command("prune")
 def runs_prune(
-    keep: Annotated[
-        int | None, typer.Option("--keep", min=0, metavar="N", help="Keep the newest N of the matching runs.")
-    ] = None,
+    keep: Annotated[str | None, typer.Option("--keep", metavar="N", help="Keep the newest N of the matching runs.")] = None,
     older_than: Annotated[
         str | None, typer.Option("--older-than", metavar="DURATION", help="Only runs started longer ago (e.g. 30d, 12h).")
     ] = None,
@@ -217,7 +234,7 @@ def runs_prune(
     from aoe_runner.tune.request import parse_duration
 
     rule = PruneRule(
-        keep=keep,
+        keep=whole_number(keep, "--keep"),
         older_than_s=parse_duration(older_than, "--older-than") if older_than is not None else None,
         status=_status(status),
         script=script,
@@ -229,7 +246,7 @@ def runs_prune(
 
 @runs_app.command("rm")
 def runs_rm(
-    runs: Annotated[list[str], typer.Argument(metavar="RUN...", help="Run ids or unique prefixes.", show_default=False)],
+    runs: Annotated[list[str], typer.Argument(metavar="RUN", help="Run ids or unique prefixes.", show_default=False)],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would go and what space comes back.")] = False,
 ) -> int:
     """Remove these runs and the stored bank contents only they needed; a live run is refused."""
@@ -237,7 +254,7 @@ def runs_rm(
     from aoe_runner.runs.store import RunStore
 
     store = RunStore(runner_home(), warn=terminal.warning)
-    chosen = {manifest.id: manifest for manifest in (store.resolve(reference) for reference in runs)}
+    chosen = {manifest.id: manifest for manifest in (store.resolve(required_text(reference, "RUN")) for reference in runs)}
     rows = [row for row in store.list() if row.id in chosen]
     return _remove(store, rows, really=not dry_run, hint=None)
 
@@ -272,7 +289,7 @@ def bank_restore(
     from aoe_runner.runs.store import TUNING, RunStore
 
     store = RunStore(runner_home(), warn=terminal.warning)
-    manifest = store.resolve(run, kind=TUNING)
+    manifest = store.resolve(required_text(run, "RUN"), kind=TUNING)
     bank = Path(manifest.bank_before.directory)
     if not dry_run:
         refuse_if_in_use(bank, store.live_runs())
@@ -293,6 +310,16 @@ def bank_restore(
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _te_parallel(text: str | None) -> int | None:
+    """--te-parallel as a whole number; the tuning request checks its range."""
+    if text is None:
+        return None
+    try:
+        return int(text.strip(), 10)
+    except ValueError:
+        raise UsageError(f"--te-parallel: {text!r} is not a whole number from 1 to 32") from None
 
 
 def _kind(text: str | None) -> str | None:

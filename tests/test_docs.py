@@ -65,6 +65,7 @@ def _block_after(marker: str) -> str:
 
 def test_readme_shows_the_real_report_output(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: full lines
     assert _block_after("On the shipped samples") == cli("report", "sample_results/").out
     diff = cli("report", "--diff", "sample_results/training_opat", "sample_results/retune").out
     assert _block_after("### `aoe-runner report --diff OLD NEW`") == (
@@ -74,6 +75,7 @@ def test_readme_shows_the_real_report_output(cli, monkeypatch) -> None:  # type:
 
 def test_readme_shows_the_real_preflight_output(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "100")  # as README says: a terminal 100 columns wide
     command = "aoe-runner preflight --facts tests/data/facts/small-2c.json --model-memory 4GiB"
     out = cli(*command.split()[1:]).out
     assert _block_after("## `aoe-runner preflight`") == f"$ {command}\n{out}"

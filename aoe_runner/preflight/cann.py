@@ -206,16 +206,32 @@ def read_aoe_ini(path: Path) -> IniValues:
         comment_prefixes=("#", ";"), inline_comment_prefixes=("#", ";"), strict=False, interpolation=None
     )
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
+    except OSError as error:
+        return IniValues(error=f"{path}: cannot read: {error.strerror or error}")
+    if b"\0" in data:
+        return IniValues(error=f"{path}: not a text file (it holds NUL bytes); aoe.ini is KEY = value lines")
+    text = data.decode("utf-8", errors="replace")
+    try:
         parser.read_string(text if _starts_with_section(text) else "[COMMON]\n" + text)
-    except (OSError, configparser.Error) as error:
-        return IniValues(error=f"{path}: {str(error).splitlines()[0]}")
+    except configparser.Error as error:
+        return IniValues(error=f"{path}: {_ini_problem(error, text, shifted=not _starts_with_section(text))}")
     sections = sorted(parser.sections(), key=lambda name: name.upper() != "COMMON")
 
     def value(key: str) -> str | None:
         return next((parser.get(s, key).strip() for s in sections if parser.has_option(s, key)), None)
 
     return IniValues(tuning_parallel_num=value("TUNING_PARALLEL_NUM"), run_loop=value("RUN_LOOP"), work_path=value("WORK_PATH"))
+
+
+def _ini_problem(error: configparser.Error, text: str, shifted: bool) -> str:
+    """What is wrong with an aoe.ini, in our words: configparser's name for its input ('<string>') means nothing here."""
+    if isinstance(error, configparser.ParsingError) and error.errors:
+        number = error.errors[0][0] - (1 if shifted else 0)
+        lines = text.splitlines()
+        shown = lines[number - 1].strip()[:60].replace("\ufffd", "?") if 0 < number <= len(lines) else ""
+        return f"line {number} is neither a [SECTION] header nor KEY = value: {shown!r}"
+    return f"not an ini file that AOE can read ({type(error).__name__})"
 
 
 def _starts_with_section(text: str) -> bool:

@@ -52,7 +52,7 @@ def plan_for(mode: str | None, procs: int = 1, model_memory: str | None = None, 
     elif env and (env.get("AOE_MODE") or "").strip() in ("1", "2"):
         chosen, source = TuneMode.parse(env["AOE_MODE"]), f"AOE_MODE={env['AOE_MODE'].strip()}"
     else:
-        chosen, source = TuneMode.OP, "default (no --mode, AOE_MODE not 1 or 2)"
+        chosen, source = TuneMode.OP, "default: no --mode, AOE_MODE not 1 or 2"
     if procs < 1:
         raise UsageError(f"--procs: {procs} is not a positive number of processes")
     memory = parse_size(model_memory, "--model-memory") if model_memory is not None else None

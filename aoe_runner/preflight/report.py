@@ -45,5 +45,18 @@ def load_facts(path: Path) -> HostFacts:
         raise InputError(str(path), f"not a saved host-facts file: {where}: {first['msg']}") from None
 
 
+def refuse_unreadable_ini(path: Path) -> None:
+    """An --aoe-ini that names no readable file is bad input (exit 4), not a finding about the host."""
+    try:
+        with path.open("rb"):
+            pass
+    except IsADirectoryError:
+        raise InputError(f"--aoe-ini {path}", "a directory, not an aoe.ini file") from None
+    except FileNotFoundError:
+        raise InputError(f"--aoe-ini {path}", "no such file") from None
+    except OSError as error:
+        raise InputError(f"--aoe-ini {path}", f"cannot read: {error.strerror or error}") from None
+
+
 def write_facts(facts: HostFacts, path: Path) -> None:
     write_output(path, facts.model_dump_json(indent=2) + "\n")

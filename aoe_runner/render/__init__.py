@@ -25,8 +25,8 @@ class OutputFormat(str, Enum):
     CSV = "csv"
     MARKDOWN = "markdown"
 
-    def formatter(self) -> Formatter:
-        """Build the formatter this choice names; modules load only when chosen."""
+    def formatter(self, width: int | None = None) -> Formatter:
+        """Build the formatter this choice names (tables fit `width` columns); modules load only when chosen."""
         if self is OutputFormat.JSON:
             from aoe_runner.render.json_format import JsonFormatter
 
@@ -37,4 +37,4 @@ class OutputFormat(str, Enum):
             return CsvFormatter()
         from aoe_runner.render.tables import TableFormatter
 
-        return TableFormatter(markdown=self is OutputFormat.MARKDOWN)
+        return TableFormatter(markdown=self is OutputFormat.MARKDOWN, width=width)

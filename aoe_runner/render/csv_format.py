@@ -47,6 +47,10 @@ class CsvFormatter:
                  difference(sg.time_saved_ms, before, after), sg.update_mode.value, sg.times_tuned, sg.source.file,
                  sg.source.report_key, sg.source.timestamp, sg.conflict)
             )  # fmt: skip
+        if summary.legacy is not None:
+            from aoe_runner.render.legacy import csv_rows
+
+            rows += csv_rows(summary, top)
         return write_csv(SUMMARY_COLUMNS, rows)
 
     def diff(self, diff: BankDiff, top: int | None) -> str:
@@ -63,6 +67,8 @@ def entry_columns(change: EntryChange) -> tuple[str, str, str, str | None, str]:
     unit = UNITS.get(change.unit, change.unit)
     if change.kind == "subgraph":
         return ("subgraph", change.label.removeprefix("subgraph "), "", None, unit)
+    if change.kind == "legacy_operator":  # its label is its name: no op types, no tuning mode
+        return ("legacy_operator", change.label, "", None, unit)
     match = _OPERATOR_LABEL.fullmatch(change.label)
     if match is None:
         return ("operator", change.label, "", None, unit)

@@ -1,39 +1,84 @@
-"""`aoe-runner preflight` as a person reads it: one row per check, the formulas under the table."""
+"""`aoe-runner preflight` as a person reads it: one row per check, the formulas under the table; also markdown and csv."""
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
-from aoe_runner.preflight.checks import Status
+from aoe_runner.preflight.checks import CheckResult, Status
 from aoe_runner.preflight.report import PreflightReport
-from aoe_runner.render.safe_text import visible
+from aoe_runner.render import OutputFormat
+from aoe_runner.render.safe_text import markdown, visible
+from aoe_runner.render.width import table, wrap_line
+from aoe_runner.render.words import count
 
 _LABELS = {Status.PASS: "ok", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "skip"}
-_WIDTHS = [None, 22, 40, 30, 44]
 _ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.SKIP: 2, Status.PASS: 3}
+HEADERS = ["status", "check", "observed", "required", "fix"]
+CSV_COLUMNS = ("id", "status", "check", "observed", "required", "fix", "formula", "sources", "reference")
 
 
-def render_preflight(report: PreflightReport) -> str:
+def render_preflight_as(report: PreflightReport, chosen: OutputFormat, width: int | None) -> str:
+    if chosen is OutputFormat.JSON:
+        from aoe_runner.jsontext import dump_json
+
+        return dump_json(report)
+    if chosen is OutputFormat.CSV:
+        return render_preflight_csv(report)
+    return render_preflight(report, width, as_markdown=chosen is OutputFormat.MARKDOWN)
+
+
+def render_preflight(report: PreflightReport, width: int | None = None, as_markdown: bool = False) -> str:
+    text = markdown if as_markdown else visible
+    lines = [*(wrap_line(text(line), width, "  ") for line in _header(report)), ""]
+    rows = [[_LABELS[c.status], *map(text, (c.title, c.observed, c.required, c.fix or ""))] for c in _ordered(report)]
+    if as_markdown:
+        lines.append(tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True))
+    else:
+        lines.append(table(HEADERS, rows, width))
+    formulas = _formulas(report, None if as_markdown else width)
+    if formulas:
+        lines += ["", "formulas:", *(["", "```text", *formulas, "```"] if as_markdown else formulas)]
+    lines += ["", _totals(report)]
+    return "\n".join(lines) + "\n"
+
+
+def render_preflight_csv(report: PreflightReport) -> str:
+    from aoe_runner.render.csv_format import write_csv
+
+    rows = [
+        (c.id, c.status.value, c.title, c.observed, c.required, c.fix, c.formula, "; ".join(c.sources), c.reference)
+        for c in _ordered(report)
+    ]
+    return write_csv(CSV_COLUMNS, rows)
+
+
+def _header(report: PreflightReport) -> list[str]:
     facts, plan = report.facts, report.plan
     memory = f"model memory {plan.model_memory_bytes / 2**30:.1f} GiB" if plan.model_memory_bytes else "model memory unknown"
-    lines = [
-        f"preflight for {plan.mode.value} tuning ({visible(plan.mode_source)}), P={plan.procs}, {memory}",
-        f"host {visible(facts.hostname)}: {facts.logical_cpus} CPUs, {facts.available_memory_bytes / 2**30:.1f} GiB available, "
-        f"SoC {visible(facts.soc or 'unknown')}, CANN {visible(facts.cann.describe())}",
-        f"npu-smi: {visible(facts.npus.describe())}",
-        "",
+    return [
+        f"preflight for {plan.mode.value} tuning ({plan.mode_source}), P={plan.procs}, {memory}",
+        f"host {facts.hostname}: {count(facts.logical_cpus, 'CPU')}, {facts.available_memory_bytes / 2**30:.1f} GiB available, "
+        f"SoC {facts.soc or 'unknown'}, CANN {facts.cann.describe()}",
+        f"npu-smi: {facts.npus.describe()}",
     ]
-    checks = sorted(report.checks, key=lambda check: _ORDER[check.status])  # stable: failures first, then document order
-    rows = [[_LABELS[c.status], *map(visible, (c.title, c.observed, c.required, c.fix or ""))] for c in checks]
-    headers = ["status", "check", "observed", "required", "fix"]
-    lines.append(tabulate(rows, headers=headers, disable_numparse=True, maxcolwidths=_WIDTHS))
-    formulas = [check for check in report.checks if check.formula]
-    if formulas:
-        lines += ["", "formulas:"]
-        for check in formulas:
-            lines.append(f"  {check.id}: {visible(check.formula)}")
-            lines.extend(f"      {visible(source)}" for source in check.sources)
+
+
+def _ordered(report: PreflightReport) -> list[CheckResult]:
+    return sorted(report.checks, key=lambda check: _ORDER[check.status])  # stable: failures first, then document order
+
+
+def _formulas(report: PreflightReport, width: int | None) -> list[str]:
+    """Each formula with this host's numbers, and where each number came from (in markdown: a code block as is)."""
+    lines = []
+    for check in (check for check in report.checks if check.formula):
+        lines.append(wrap_line(visible(f"  {check.id}: {check.formula}"), width, "    "))
+        lines.extend(wrap_line(visible(f"      {source}"), width, "  ") for source in check.sources)
+    return lines
+
+
+def _totals(report: PreflightReport) -> str:
     counts = {status: report.count(status) for status in Status}
-    summary = f"{counts[Status.FAIL]} failed, {counts[Status.WARN]} warnings, {counts[Status.PASS]} passed"
-    lines += ["", f"{summary}, {counts[Status.SKIP]} skipped"]
-    return "\n".join(lines) + "\n"
+    return (
+        f"{counts[Status.FAIL]} failed, {count(counts[Status.WARN], 'warning')}, {counts[Status.PASS]} passed, "
+        f"{counts[Status.SKIP]} skipped"
+    )

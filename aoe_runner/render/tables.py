@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from tabulate import tabulate
 
 from aoe_runner.render.safe_text import markdown, visible
+from aoe_runner.render.width import table, wrap, wrap_line
+from aoe_runner.render.words import count
 from aoe_runner.summary import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
 
 if TYPE_CHECKING:
@@ -18,18 +20,20 @@ _NAME_WIDTH = 64
 
 
 class TableFormatter:
-    def __init__(self, markdown: bool) -> None:
+    def __init__(self, markdown: bool, width: int | None = None) -> None:
         self.markdown = markdown
-        self.style = "github" if markdown else "simple"
+        self.width = None if markdown else width  # markdown is pasted, never fitted to a terminal
 
     def summary(self, summary: BankSummary, top: int | None) -> str:
         rows = top or DEFAULT_ROWS
         t = summary.totals
         parts = [
             self._title("Knowledge-bank summary"),
-            f"{t.operators} operators ({t.operators_added} added, {t.operators_updated} updated) and "
-            f"{t.subgraphs} subgraphs ({t.subgraphs_added} added, {t.subgraphs_updated} updated), "
-            f"from {t.reports} reports in {t.files} files ({t.partial_files} partial).",
+            self._prose(
+                f"{count(t.operators, 'operator')} ({t.operators_added} added, {t.operators_updated} updated) and "
+                f"{count(t.subgraphs, 'subgraph')} ({t.subgraphs_added} added, {t.subgraphs_updated} updated), "
+                f"from {count(t.reports, 'report')} in {count(t.files, 'file')} ({t.partial_files} partial)."
+            ),
             self._table(["", ""], self._totals_rows(summary), key_value=True),
         ]
         if summary.operators:
@@ -55,29 +59,39 @@ class TableFormatter:
         no_gain_title = f"No real gain (speed-up below {1 + summary.min_gain_pct / 100:.3g}x)"
         parts += self._list(no_gain_title, summary.no_real_gain)
         parts += self._list("Conflicts (latest result slower than an earlier one from another file)", summary.conflicts)
+        if summary.legacy is not None or any(info.layout == "legacy_auto_tune" for info in summary.files):
+            from aoe_runner.render.legacy import table_parts
+
+            parts += table_parts(self, summary, rows)
         return "\n\n".join(parts) + "\n"
 
     def diff(self, diff: BankDiff, top: int | None) -> str:
         from aoe_runner.diff import ChangeKind
 
         rows = top or DEFAULT_ROWS
-        counts = ", ".join(f"{diff.counts.get(kind, 0)} {kind.value}" for kind in ChangeKind)
+        counts = ", ".join(f"{diff.counts.get(kind, 0)} {kind.words}" for kind in ChangeKind)
         changed = [c for c in diff.changes if c.change is not ChangeKind.UNCHANGED]
+        old, new = diff.old, diff.new
         parts = [
-            self._title("Knowledge-bank diff"),
-            f"old: {diff.old.operators} operators, {diff.old.subgraphs} subgraphs from {diff.old.reports} reports; "
-            f"new: {diff.new.operators} operators, {diff.new.subgraphs} subgraphs from {diff.new.reports} reports.",
-            f"{counts} (threshold {diff.threshold_pct:g}%).",
+            self._title("Results diff"),
+            self._prose(
+                f"old: {count(old.operators, 'operator')}, {count(old.subgraphs, 'subgraph')} from "
+                f"{count(old.reports, 'report')}; new: {count(new.operators, 'operator')}, "
+                f"{count(new.subgraphs, 'subgraph')} from {count(new.reports, 'report')}."
+            ),
+            self._prose(f"{counts} (threshold {diff.threshold_pct:g}%)."),
         ]
+        if old.legacy_operators is not None or new.legacy_operators is not None:
+            parts.insert(2, self._prose(_legacy_sides(old.legacy_operators or 0, new.legacy_operators or 0)))
         if changed:
             change_rows = [
                 (
-                    c.change.value,
+                    c.change.words,
                     c.kind,
                     self._name(c.label),
                     _num(c.old_after),
                     _num(c.new_after),
-                    c.unit,
+                    UNITS.get(c.unit, c.unit),
                     _pct(c.after_change_pct),
                 )
                 for c in changed[:rows]
@@ -86,10 +100,10 @@ class TableFormatter:
             parts += [self._title(_limited("Changed entries", rows, len(changed))), self._table(headers, change_rows)]
         if diff.model_deltas:
             delta_rows = [
-                (d.change.value, self._text(d.section), self._text(d.tuning_name or ""), _num(d.old_after_ms),
-                 _num(d.new_after_ms), _pct(d.change_pct))  # fmt: skip
+                (d.change.words, self._text(d.section), self._text(d.tuning_name or ""), _num(d.old_after_ms),
+                 _num(d.new_after_ms), _pct(d.change_pct))
                 for d in diff.model_deltas
-            ]
+            ]  # fmt: skip
             parts += [self._title("Model-level times"),
                       self._table(["change", "section", "tuning name", "old ms", "new ms", "Δ"], delta_rows)]  # fmt: skip
         return "\n\n".join(parts) + "\n"
@@ -121,19 +135,29 @@ class TableFormatter:
         )  # fmt: skip
 
     def _title(self, text: str) -> str:
-        return f"### {text}" if self.markdown else f"{text}\n{'-' * len(text)}"
+        if self.markdown:
+            return f"### {text}"
+        lines = wrap(text, self.width)
+        return "\n".join(lines) + "\n" + "-" * max(len(line) for line in lines)
 
     def _table(self, headers: Sequence[str], rows: list[Sequence[object]], key_value: bool = False) -> str:
-        if key_value and not self.markdown:
-            return tabulate(rows, tablefmt="plain", disable_numparse=True)
-        return tabulate(rows, headers=headers, tablefmt=self.style, disable_numparse=True)
+        cells = [[str(cell) for cell in row] for row in rows]
+        if self.markdown:
+            return tabulate(cells, headers=headers, tablefmt="github", disable_numparse=True)
+        return table(None if key_value else headers, cells, self.width)
+
+    def _prose(self, text: str) -> str:
+        return wrap_line(text, self.width)
 
     def _list(self, title: str, items: list[str]) -> list[str]:
         if not items:
             return []
         bullet = "- " if self.markdown else "  "
+        room = None if self.width is None else max(self.width - len(bullet), 8)
         shown = (markdown(item, line_start=True) if self.markdown else visible(item) for item in items)
-        return [self._title(f"{title}: {len(items)}"), "\n".join(f"{bullet}{item}" for item in shown)]
+        lines = ("\n".join(bullet + line if i == 0 else " " * len(bullet) + line for i, line in enumerate(wrap(item, room)))
+                 for item in shown)  # fmt: skip
+        return [self._title(f"{title}: {len(items)}"), "\n".join(lines)]
 
     def _subgraph_row(self, e: SubgraphEntry) -> Sequence[object]:
         return (self._text(e.repo_key), _num(e.before_ms), _num(e.after_ms), _speedup(e.speedup), _num(e.time_saved_ms),
@@ -179,5 +203,12 @@ def _rate(totals: RepoTotals) -> str:
     return "n/a" if rate is None else f"{rate:.1%} ({totals.hit}/{totals.total})"
 
 
-def _missing_time(count: int) -> str:
-    return f" ({count} report(s) without tuning_time(s): interrupted?)" if count else ""
+def _legacy_sides(old: int, new: int) -> str:
+    return f"legacy Auto Tune: old {count(old, 'entry', 'entries')}, new {count(new, 'entry', 'entries')} (time unit not stated)."
+
+
+def _missing_time(reports: int) -> str:
+    return f" ({count(reports, 'report')} without tuning_time(s): interrupted?)" if reports else ""
+
+
+UNITS = {"us": "µs", "ms": "ms"}

@@ -79,12 +79,13 @@ def test_te_parallel_compiler_per_npu_limit_on_the_big_server(written: str, stat
 
 
 @pytest.mark.parametrize("written", ["abc", "0", "33", "-1", "8.5"])
-def test_te_parallel_compiler_outside_1_to_32_fails_and_cpu_formula_skips_when_unreadable(written: str) -> None:
+def test_te_parallel_compiler_outside_1_to_32_fails_and_cpu_formula_skips_whatever_is_written(written: str) -> None:
+    """0, 33 and -1 are refused by AOE as abc is: none of them goes into the CPU formula."""
     facts = make_facts(cpus=192, npus=8, environment={"TE_PARALLEL_COMPILER": written})
     assert check_te_parallel_compiler(facts, OP).status is Status.FAIL
-    if written in ("abc", "8.5"):
-        cpus = check_cpus(facts, OP)
-        assert cpus.status is Status.SKIP and cpus.fix == "fix TE_PARALLEL_COMPILER first"
+    cpus = check_cpus(facts, OP)
+    assert cpus.status is Status.SKIP and cpus.fix == "fix TE_PARALLEL_COMPILER first (an integer from 1 to 32)"
+    assert cpus.formula is None
 
 
 def test_te_parallel_compiler_without_npus_counts_one() -> None:

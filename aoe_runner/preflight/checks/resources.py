@@ -100,16 +100,16 @@ def check_cpus(facts: HostFacts, plan: Plan) -> CheckResult:
     te, tpn = te_parallel_compiler(facts), tuning_parallel_num(facts)
     cores, p = facts.logical_cpus, plan.procs
     base = {"id": "cpus", "title": f"host CPUs ({plan.mode.value} tuning)", "observed": str(cores)}
-    if te.value is None or tpn.value is None:
-        bad = te if te.value is None else tpn
-        return CheckResult(**base, status=Status.SKIP, required="?", sources=[bad.origin], fix=f"fix {bad.name} first")
+    for setting, highest in ((te, 32), (tpn, 64)):  # a value AOE refuses (0, 99, abc) cannot go into the formula
+        if setting.value is None or not 1 <= setting.value <= highest:
+            fix = f"fix {setting.name} first (an integer from 1 to {highest})"
+            return CheckResult(**base, status=Status.SKIP, required="?", sources=[setting.origin], fix=fix)
+    assert te.value is not None and tpn.value is not None
+    needed = cpus_needed(plan.mode, p, te.value, tpn.value, cores)
     if plan.mode is TuneMode.OP:
-        half = min(cores / 2, 8)
-        needed = p * (te.value + tpn.value + half + 50)
         rule = "P x (TE_PARALLEL_COMPILER + TUNING_PARALLEL_NUM + min(cores/2, 8) + 50)"
-        rule += f" = {p} x ({te.value} + {tpn.value} + {half:g} + 50)"
+        rule += f" = {p} x ({te.value} + {tpn.value} + {min(cores / 2, 8):g} + 50)"
     else:
-        needed = p * (2 * tpn.value + te.value)
         rule = f"P x (2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER) = {p} x (2 x {tpn.value} + {te.value})"
     needed_whole = math.ceil(needed)
     ok = cores >= needed_whole
@@ -119,8 +119,40 @@ def check_cpus(facts: HostFacts, plan: Plan) -> CheckResult:
         required=f">= {needed_whole}",
         formula=f"{rule} = {needed:g}",
         sources=[cores_origin(facts), te.origin, tpn.origin, f"P={p} (--procs)"],
-        fix=None if ok else f"use a host with {needed_whole} CPUs, or lower TE_PARALLEL_COMPILER / TUNING_PARALLEL_NUM",
+        fix=None if ok else _cpu_fix(plan, te.value, tpn.value, cores),
     )
+
+
+def cpus_needed(mode: TuneMode, procs: int, te: int, tpn: int, cores: int) -> float:
+    """AOE.md §2.9 (op) and §2.10 (subgraph): the CPUs a host with `cores` CPUs needs for these settings."""
+    if mode is TuneMode.OP:
+        return procs * (te + tpn + min(cores / 2, 8) + 50)
+    return procs * (2 * tpn + te)
+
+
+def _cpu_fix(plan: Plan, te: int, tpn: int, cores: int) -> str:
+    """What would work: lower settings on this host when some are enough, else the host size that is."""
+    as_set, lowest = _host_needed(plan, te, tpn), _host_needed(plan, 1, 1)
+    if math.ceil(cpus_needed(plan.mode, plan.procs, 1, 1, cores)) > cores:
+        return (
+            f"no setting makes {cores} CPUs enough: use a host with {as_set} CPUs, or {lowest} with "
+            "TE_PARALLEL_COMPILER=1 and TUNING_PARALLEL_NUM=1"
+        )
+    if plan.mode is TuneMode.OP:
+        budget = math.floor(cores / plan.procs - min(cores / 2, 8) - 50)
+        settings = f"TE_PARALLEL_COMPILER + TUNING_PARALLEL_NUM to {budget} together (now {te + tpn})"
+    else:
+        budget = math.floor(cores / plan.procs)
+        settings = f"2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER to {budget} (now {2 * tpn + te})"
+    return f"lower {settings}, or use a host with {as_set} CPUs"
+
+
+def _host_needed(plan: Plan, te: int, tpn: int) -> int:
+    """The fewest CPUs a host needs for these settings (its own core count is in the op formula)."""
+    cores = 1
+    while cores < math.ceil(cpus_needed(plan.mode, plan.procs, te, tpn, cores)):
+        cores = math.ceil(cpus_needed(plan.mode, plan.procs, te, tpn, cores))
+    return cores
 
 
 def check_te_parallel_compiler(facts: HostFacts, plan: Plan) -> CheckResult:
