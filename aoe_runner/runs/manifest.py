@@ -154,13 +154,15 @@ class Progress(BaseModel):
         return Progress(**{name: getattr(self, name) + getattr(other, name) for name in Progress.model_fields})
 
     def describe(self) -> str:
+        from aoe_runner.render.words import count
+
         parts = [
-            f"{self.reports} reports",
+            count(self.reports, "report"),
             f"operators +{self.operators_added} added, {self.operators_updated} updated",
         ]
         if self.subgraphs_added or self.subgraphs_updated:
             parts.append(f"subgraphs +{self.subgraphs_added} added, {self.subgraphs_updated} updated")
-        parts.append(f"{self.failures} failures")
+        parts.append(count(self.failures, "failure"))
         return ", ".join(parts)
 
 

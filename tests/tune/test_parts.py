@@ -124,3 +124,10 @@ def test_a_release_and_its_inner_number_are_the_same_cann_and_other_releases_dri
     assert recorded_before.drift_from(recorded_now) == [] and recorded_now.drift_from(recorded_before) == []
     assert recorded_now.drift_from(upgraded) == ["CANN version 8.1.RC1 != 8.2.RC1"]
     assert recorded_before.drift_from(upgraded) == ["CANN version 7.7.0.1.238 != 8.2.RC1"]
+
+
+def test_progress_counts_agree_with_their_nouns() -> None:
+    from aoe_runner.runs.manifest import Progress
+
+    assert Progress(reports=1, failures=1).describe() == "1 report, operators +0 added, 0 updated, 1 failure"
+    assert Progress(reports=2).describe() == "2 reports, operators +0 added, 0 updated, 0 failures"
