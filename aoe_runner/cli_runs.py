@@ -367,7 +367,23 @@ def verify(
     ] = None,
     unit: Annotated[str | None, typer.Option("--unit", metavar="UNIT", help="ms, s or steps/s for --step-pattern.")] = None,
     threshold: Annotated[str, typer.Option("--threshold", metavar="PCT", help="Exit 1 when slower by more than this.")] = "2%",
-    output_format: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="table, markdown or json.")] = "table",
+    min_speedup: Annotated[
+        str | None,
+        typer.Option("--min-speedup", metavar="PCT", help="Gate: the median speed-up's interval must start at PCT or above."),
+    ] = None,
+    min_mean_speedup: Annotated[
+        str | None,
+        typer.Option("--min-mean-speedup", metavar="PCT", help="Gate: the same for the mean step time's speed-up."),
+    ] = None,
+    max_tail_regression: Annotated[
+        str | None,
+        typer.Option(
+            "--max-tail-regression", metavar="PCT", help="Gate: P95 and P99 may be at most PCT slower, at the interval's end."
+        ),
+    ] = None,
+    output_format: Annotated[
+        str, typer.Option("--format", "-f", metavar="FORMAT", help="table, markdown, csv (per run) or json.")
+    ] = "table",
     output: Annotated[
         str | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report here (- is stdout).")
     ] = None,
@@ -378,17 +394,22 @@ def verify(
     timeout: Annotated[str | None, typer.Option("--timeout", metavar="DURATION", help="Limit for each run.")] = None,
     grace: Annotated[str, typer.Option("--grace", metavar="DURATION", help="SIGTERM-to-SIGKILL wait.")] = "10s",
 ) -> int:
-    """Prove that the tuned bank makes training faster: baseline and tuned runs, interleaved, with a verdict."""
+    """Prove that the tuned bank makes training faster: baseline and tuned runs, interleaved, with a verdict and gates."""
     from aoe_runner.cli import _emit, parse_percent
     from aoe_runner.home import runner_home
     from aoe_runner.render.tune_progress import TerminalReporter
     from aoe_runner.runs.store import RunStore
     from aoe_runner.tune.request import parse_duration
+    from aoe_runner.verify.gates import Gates
     from aoe_runner.verify.session import VerifyRequest, run_verify
     from aoe_runner.verify.stats import Verdict
 
-    if output_format not in ("table", "markdown", "json"):
-        raise UsageError(f"--format: {output_format!r} is not one of table, markdown, json")
+    if output_format not in ("table", "markdown", "csv", "json"):
+        raise UsageError(f"--format: {output_format!r} is not one of table, markdown, csv, json")
+
+    def optional_percent(text: str | None, option: str) -> float | None:
+        return parse_percent(text, option) if text is not None else None
+
     request = VerifyRequest(
         script=script,
         arguments=arguments or [],
@@ -399,6 +420,11 @@ def verify(
         step_pattern=step_pattern,
         unit=unit,
         threshold_pct=parse_percent(threshold, "--threshold"),
+        gates=Gates(
+            min_speedup_pct=optional_percent(min_speedup, "--min-speedup"),
+            min_mean_speedup_pct=optional_percent(min_mean_speedup, "--min-mean-speedup"),
+            max_tail_regression_pct=optional_percent(max_tail_regression, "--max-tail-regression"),
+        ),
         python=python,
         device=device,
         timeout_s=parse_duration(timeout, "--timeout") if timeout is not None else None,
@@ -410,8 +436,13 @@ def verify(
 
         text = dump_json(report)
     else:
-        from aoe_runner.render.verify_report import render_verify
+        from aoe_runner.render.verify_report import render_verify, render_verify_csv
 
-        text = render_verify(report, markdown=output_format == "markdown")
+        text = (
+            render_verify_csv(report) if output_format == "csv" else render_verify(report, markdown=output_format == "markdown")
+        )
     _emit(text, output)
-    return ExitCode.FINDING if report.comparison.verdict is Verdict.SLOWER else ExitCode.OK
+    for failed in (gate for gate in report.gates if not gate.passed):
+        terminal.error(f"gate {failed.gate} failed: {failed.explanation}")
+    slower = report.comparison.verdict is Verdict.SLOWER
+    return ExitCode.FINDING if slower or not report.gates_passed else ExitCode.OK

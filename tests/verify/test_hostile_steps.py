@@ -76,14 +76,22 @@ _ANY_FLOAT = st.one_of(_STEP_TIMES, st.floats(), st.sampled_from([0.0, -1.0, mat
     tuned=st.lists(st.lists(_ANY_FLOAT, max_size=6), max_size=3),
 )
 def test_compare_gives_finite_figures_or_refuses_what_is_no_step_time(baseline: list, tuned: list) -> None:  # type: ignore[type-arg]
-    usable = all(arm and all(run and all(SHORTEST_MS <= v <= LONGEST_MS for v in run) for run in arm) for arm in (baseline, tuned))
+    usable = all(
+        arm and all(run and all(SHORTEST_MS <= v <= LONGEST_MS for v in run) for run in arm) for arm in (baseline, tuned)
+    )
     try:
         comparison = compare(baseline, tuned, 2.0, samples=50)
     except ValueError:
         assert not usable
         return
     assert usable
-    figures = (comparison.speedup, comparison.ci_low, comparison.ci_high, comparison.baseline.median_ms, comparison.tuned.median_ms)
+    figures = (
+        comparison.speedup,
+        comparison.ci_low,
+        comparison.ci_high,
+        comparison.baseline.median_ms,
+        comparison.tuned.median_ms,
+    )
     assert all(math.isfinite(figure) and figure > 0 for figure in figures)
     assert comparison.speedup == comparison.baseline.median_ms / comparison.tuned.median_ms
 
@@ -121,7 +129,9 @@ def test_verify_stops_at_an_impossible_step_time_with_one_line(
     (tmp_path / "bank").mkdir()
     (tmp_path / "steps.py").write_text(STEPS_SCRIPT)
 
-    result = aoe_runner(home, "verify", "steps.py", "--bank", "bank", "--repeats", "1", "--python", sys.executable, *options, "--", last_line)
+    result = aoe_runner(
+        home, "verify", "steps.py", "--bank", "bank", "--repeats", "1", "--python", sys.executable, *options, "--", last_line
+    )
 
     assert result.returncode == 4, result.stderr
     assert result.stdout == ""
