@@ -11,6 +11,7 @@ same whatever the split and whatever came from the cache (tests check both).
 from __future__ import annotations
 
 import gc
+import marshal
 import os
 import stat
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.errors import InputError
-from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, FileRow, bank_summary
+from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, FileRow
 from aoe_runner.results.loader import find_result_files, parse_result_file, read_with_status
 
 if TYPE_CHECKING:
@@ -54,7 +55,9 @@ class Loaded:
 
     @cached_property
     def summary(self) -> BankSummary:
-        return bank_summary(self.data)
+        from aoe_runner.summary_data import bank_summary
+
+        return bank_summary(self.data)  # type: ignore[no-any-return]
 
     @property
     def files(self) -> list[FileRow]:
@@ -107,7 +110,7 @@ def merge_files(
         cache = ReportCache.from_environment()
     wheres = [os.fspath(path) for path in paths]
     statuses = _regular_statuses(wheres)
-    state, stamps = BankState(), []
+    state, stamps = None, []
     if cache is not None:
         found = cache.get_set(statuses)
         if found is not None:
@@ -117,7 +120,10 @@ def merge_files(
     count = workers if workers is not None else _worker_count(rest, statuses)
     loaded, errors, new_stamps = len(stamps), [], []
     for part, part_count, part_errors, part_stamps in _merge_parts(rest, count, cache):
-        state.absorb(part)
+        if state is None:
+            state = part
+        else:
+            state.absorb(part)
         loaded += part_count
         errors += part_errors
         new_stamps += part_stamps
@@ -126,7 +132,7 @@ def merge_files(
         cache.trim()
     position = {where: index for index, where in enumerate(wheres)}
     errors.sort(key=lambda error: position.get(error.where, len(position)))
-    return state, loaded, errors
+    return state, loaded, errors  # type: ignore[return-value]  (_merge_parts yields at least once)
 
 
 ChunkResult = tuple[BankState, int, list[InputError], list["Stamp"]]
@@ -140,12 +146,22 @@ def _merge_parts(paths: list[str], workers: int, cache: ReportCache | None) -> I
 
     chunk_count = min(len(paths), workers * CHUNKS_PER_WORKER)
     chunks = [(paths[start::chunk_count], cache) for start in range(chunk_count)]
-    with ProcessPoolExecutor(workers, mp_context=_process_context()) as pool:
-        yield from pool.map(_merge_chunk_star, chunks)
+    with ProcessPoolExecutor(workers - 1, mp_context=_process_context()) as pool:
+        others = pool.map(_merge_chunk_in_worker, chunks[1:])
+        yield _merge_chunk(*chunks[0])  # this process takes a share too: one state fewer to send back
+        for wire, legacy, loaded, errors, stamps in others:
+            state = BankState.from_wire(marshal.loads(wire))
+            state.legacy = legacy
+            yield state, loaded, errors, stamps
 
 
-def _merge_chunk_star(arguments: tuple[list[str], ReportCache | None]) -> ChunkResult:
-    return _merge_chunk(*arguments)
+def _merge_chunk_in_worker(
+    arguments: tuple[list[str], ReportCache | None],
+) -> tuple[bytes, Any, int, list[InputError], list[Stamp]]:
+    """_merge_chunk in a worker: its state goes back marshalled (compiled classes do not pickle; marshal is fast
+    and writes any string), legacy sections pickled as they are."""
+    state, loaded, errors, stamps = _merge_chunk(*arguments)
+    return marshal.dumps(state.to_wire()), state.legacy, loaded, errors, stamps
 
 
 def _merge_chunk(paths: list[str], cache: ReportCache | None) -> ChunkResult:

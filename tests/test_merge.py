@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner import merge, summary
+from aoe_runner import merge, summary, summary_data
 from aoe_runner.jsontext import dump_json
 from aoe_runner.merge import BankState
 from aoe_runner.render.json_format import JsonFormatter, plain_json
@@ -41,7 +41,7 @@ def _engine(paths: list[Path], min_gain_pct: float = 1.0) -> str:
 def test_defaults_agree_with_the_reference() -> None:
     assert merge.DEFAULT_MIN_GAIN_PCT == summary.DEFAULT_MIN_GAIN_PCT
     assert merge.CONFLICT_TOLERANCE == summary.CONFLICT_TOLERANCE
-    assert merge.SCHEMA_VERSION == summary.SCHEMA_VERSION
+    assert summary_data.SCHEMA_VERSION == summary.SCHEMA_VERSION
 
 
 def test_every_fixture_together_gives_the_reference_json() -> None:

@@ -9,80 +9,40 @@ instead, so both ways give the same records and the same warnings (a test compar
 
 from __future__ import annotations
 
-from array import array
-from datetime import datetime, timedelta
-from typing import Any, Union
+from datetime import datetime
+from typing import Any, Final
 
 import msgspec
 
 from aoe_runner.results.model import Report, ResultFile
+from aoe_runner.results.report_facts import REPO_FIELDS, ReportFacts, time_key
 
-_MICROSECOND = timedelta(microseconds=1)
-_TIME_LIMIT = 1e300  # the normaliser's bound for a time taken as it is
-_ABSOLUTE_TOLERANCE = 0.06  # figures.speedup_figure_matches, inlined in the hot loop
-_RELATIVE_TOLERANCE = 0.005
-FORMAT_VERSION = 1
+_TIME_LIMIT: Final = 1e300  # the normaliser's bound for a time taken as it is
+_ABSOLUTE_TOLERANCE: Final = 0.06  # figures.speedup_figure_matches, inlined in the hot loop
+_RELATIVE_TOLERANCE: Final = 0.005
+FORMAT_VERSION: Final = 1
 
-TimeKey = int  # microseconds since datetime.min: an exact, cheaply compared and stored timestamp
 Types = str | tuple[str, ...]  # one op type as itself, fused types as a tuple (an operator key's part)
 
 
-def time_key(moment: datetime | None) -> TimeKey | None:
-    return None if moment is None else (moment - datetime.min) // _MICROSECOND
-
-
-def moment_of(key: TimeKey | None) -> datetime | None:
-    return None if key is None else datetime.min + timedelta(microseconds=key)
-
-
-class ReportFacts(msgspec.Struct, array_like=True, gc=False):
-    """Everything of one report but its records: its place in the order, and what adds to the totals."""
-
-    key: Union[str, None]  # noqa: UP007 (msgspec evaluates annotations at run time)
-    index: int
-    timestamp: Union[TimeKey, None]  # noqa: UP007
-    timestamp_source: str
-    tuning_time: Union[float, None]  # noqa: UP007
-    counts_tuning_time: bool  # False only for a legacy report, which has no tuning time to miss
-    tuning_name: Union[str, None]  # noqa: UP007
-    opat: bool
-    status: Union[str, None]  # noqa: UP007
-    failed_operators: list[str]
-    opat_repo: Union[list[Union[int, None]], None]  # noqa: UP007
-    opat_model: Union[tuple[float, float], None]  # noqa: UP007
-    sgat: bool
-    sgat_repo: Union[list[Union[int, None]], None]  # noqa: UP007
-    sgat_model: Union[tuple[float, float], None]  # noqa: UP007
-
-
 class Columns:
-    """Kept records of one kind, one list or array per field; `report` is the index of the record's report."""
-
-    __slots__ = ("keys", "types", "modes", "before", "after", "update", "raw", "report")
+    """Kept records of one kind, one list per field; `report` is the index of the record's report in its file."""
 
     def __init__(self) -> None:
         self.keys: list[str] = []
-        self.types: list[Types | None] = []
+        self.types: list[object] = []  # Types, or None for subgraphs
         self.modes: list[str | None] = []
-        self.before = array("d")
-        self.after = array("d")
-        self.update = bytearray()  # 1 for "update", 0 for "add"
+        self.before: list[float] = []
+        self.after: list[float] = []
+        self.update: list[bool] = []  # True for "update", False for "add"
         self.raw: list[str | None] = []
-        self.report = array("i")
+        self.report: list[int] = []
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def append(
-        self,
-        key: str,
-        types: Types | None,
-        mode: str | None,
-        before: float,
-        after: float,
-        update: bool,
-        raw: str | None,
-        report: int,
+        self, key: str, types: object, mode: str | None, before: float, after: float, update: bool, raw: str | None, report: int
     ) -> None:
         self.keys.append(key)
         self.types.append(types)
@@ -94,28 +54,14 @@ class Columns:
         self.report.append(report)
 
     def to_wire(self) -> list[Any]:
-        types = [list(t) if type(t) is tuple else t for t in self.types]
-        return [
-            self.keys,
-            types,
-            self.modes,
-            self.before.tobytes(),
-            self.after.tobytes(),
-            bytes(self.update),
-            self.raw,
-            self.report.tobytes(),
-        ]
+        types = [list(t) if isinstance(t, tuple) else t for t in self.types]
+        return [self.keys, types, self.modes, self.before, self.after, self.update, self.raw, self.report]
 
     @classmethod
     def from_wire(cls, wire: list[Any]) -> Columns:
         columns = cls()
-        keys, types, modes, before, after, update, raw, report = wire
-        columns.keys, columns.modes, columns.raw = keys, modes, raw
-        columns.types = [tuple(t) if type(t) is list else t for t in types]
-        columns.before.frombytes(before)
-        columns.after.frombytes(after)
-        columns.update = bytearray(update)
-        columns.report.frombytes(report)
+        columns.keys, types, columns.modes, columns.before, columns.after, columns.update, columns.raw, columns.report = wire
+        columns.types = [tuple(t) if isinstance(t, list) else t for t in types]
         return columns
 
 
@@ -207,14 +153,15 @@ def _append_typed(columns: Columns, records: list[Any], report: int) -> bool:
     keys, types_column, modes, befores, afters = columns.keys, columns.types, columns.modes, columns.before, columns.after
     updates, raws, reports = columns.update, columns.raw, columns.report
     for record in records:
-        name = record.op_name
-        op_type = record.op_type
-        types = op_type if type(op_type) is str else _types(op_type)
-        for mode, perf in record.tune_performance.items():
-            before = perf.before
-            after = perf.after
-            raw = perf.improvement
-            if not (0.0 < before < _TIME_LIMIT and 0.0 < after < _TIME_LIMIT and type(raw) is str and raw[-1:] == "%"):
+        name: str = record.op_name
+        op_type: object = record.op_type
+        types: object = op_type if isinstance(op_type, str) else _types(op_type)  # type: ignore[arg-type]
+        performances: dict[str, Any] = record.tune_performance
+        for mode, perf in performances.items():
+            before: float = perf.before
+            after: float = perf.after
+            raw: object = perf.improvement
+            if not (0.0 < before < _TIME_LIMIT and 0.0 < after < _TIME_LIMIT and isinstance(raw, str) and raw.endswith("%")):
                 return False
             try:
                 claimed = float(raw[:-1])
@@ -264,9 +211,6 @@ def _facts(result_file: ResultFile, report: Report) -> ReportFacts:
         sgat_repo=_repo(sgat.repo_summary) if sgat else None,
         sgat_model=_model(sgat.model_times) if sgat else None,
     )
-
-
-REPO_FIELDS = ("add", "hit", "reserved", "unsatisfied", "update", "total")
 
 
 def _repo(summary: Any) -> list[int | None] | None:

@@ -1,0 +1,44 @@
+"""What one report adds to a bank summary besides its records: a msgspec struct, cached with its parsed file.
+
+Kept out of parsed.py so that module can be compiled with mypyc (msgspec reads these annotations at run time).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Union
+
+import msgspec
+
+_MICROSECOND = timedelta(microseconds=1)
+REPO_FIELDS = ("add", "hit", "reserved", "unsatisfied", "update", "total")
+
+TimeKey = int  # microseconds since datetime.min: an exact, cheaply compared and stored timestamp
+
+
+def time_key(moment: datetime | None) -> TimeKey | None:
+    return None if moment is None else (moment - datetime.min) // _MICROSECOND
+
+
+def moment_of(key: TimeKey | None) -> datetime | None:
+    return None if key is None else datetime.min + timedelta(microseconds=key)
+
+
+class ReportFacts(msgspec.Struct, array_like=True, gc=False):
+    """Everything of one report but its records: its place in the order, and what adds to the totals."""
+
+    key: Union[str, None]  # noqa: UP007 (msgspec evaluates annotations at run time)
+    index: int
+    timestamp: Union[TimeKey, None]  # noqa: UP007
+    timestamp_source: str
+    tuning_time: Union[float, None]  # noqa: UP007
+    counts_tuning_time: bool  # False only for a legacy report, which has no tuning time to miss
+    tuning_name: Union[str, None]  # noqa: UP007
+    opat: bool
+    status: Union[str, None]  # noqa: UP007
+    failed_operators: list[str]
+    opat_repo: Union[list[Union[int, None]], None]  # noqa: UP007
+    opat_model: Union[tuple[float, float], None]  # noqa: UP007
+    sgat: bool
+    sgat_repo: Union[list[Union[int, None]], None]  # noqa: UP007
+    sgat_model: Union[tuple[float, float], None]  # noqa: UP007

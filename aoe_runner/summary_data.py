@@ -1,0 +1,179 @@
+"""The bank summary of a merged BankState as plain data, in summary.BankSummary's field order.
+
+`--format json` writes this data straight (render/json_format.py); tables, csv, diffs and library callers get the
+pydantic model built from it (`bank_summary`). Every figure is computed as summary.BankMerger computes it, in
+the same order, so that sums of floats come out the same to the last bit.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from typing import Any
+
+from aoe_runner.merge import BankState, Entry, FileRow, Table
+from aoe_runner.results.report_facts import REPO_FIELDS
+
+SCHEMA_VERSION = 1  # summary.SCHEMA_VERSION
+
+
+def summary_data(state: BankState, min_gain_pct: float) -> dict[str, Any]:
+    operators = [_operator(entry) for entry in _ranked(state.operators, _operator_rank)]
+    subgraphs = [_subgraph(entry) for entry in _ranked(state.subgraphs, _subgraph_rank)]
+    threshold = 1 + min_gain_pct / 100
+    files = sorted(state.files, key=_path)
+    points = sorted(state.model_points, key=lambda point: point.source.order())
+    data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "min_gain_pct": float(min_gain_pct),
+        "totals": _totals(state, operators, subgraphs, files),
+        "operators": operators,
+        "subgraphs": subgraphs,
+        "op_types": _op_type_stats(operators),
+        "model_times": [
+            {
+                "section": p.section,
+                "tuning_name": p.tuning_name,
+                "before_ms": p.before,
+                "after_ms": p.after,
+                "speedup": p.before / p.after if p.after > 0 else None,
+                "source": p.source.provenance(),
+            }
+            for p in points
+        ],
+        "no_real_gain": [operator_label(e) for e in operators if _below(e, threshold)]
+        + [_subgraph_label(e) for e in subgraphs if _below(e, threshold)],
+        "conflicts": [operator_label(e) for e in operators if e["conflict"]]
+        + [_subgraph_label(e) for e in subgraphs if e["conflict"]],
+        "files": [row.data() for row in files],
+    }
+    legacy = state.legacy.summary(min_gain_pct) if state.legacy is not None else None
+    if legacy is not None:
+        data["legacy"] = legacy
+    return data
+
+
+def bank_summary(data: dict[str, Any]) -> Any:
+    """The pydantic model of summary data (for tables, csv, diffs and library callers)."""
+    from aoe_runner.summary import BankSummary
+
+    return BankSummary.model_validate(data)
+
+
+def operator_label(e: dict[str, Any]) -> str:
+    """summary.operator_label for an entry as plain data."""
+    mode = f" ({e['tuning_mode']})" if e["tuning_mode"] else ""
+    return f"{e['name']} [{'+'.join(e['op_types'])}]{mode}"
+
+
+def _subgraph_label(e: dict[str, Any]) -> str:
+    return f"subgraph {e['repo_key']}"
+
+
+def _below(e: dict[str, Any], threshold: float) -> bool:
+    speedup = e["speedup"]
+    return speedup is not None and speedup < threshold  # type: ignore[no-any-return]
+
+
+def _path(row: FileRow) -> str:
+    return row.path
+
+
+def _ranked(table: Table, rank: Any) -> list[Entry]:
+    return sorted(table.entries, key=rank)
+
+
+def _operator_rank(e: Entry) -> tuple[float, str, tuple[str, ...], str]:
+    types = e.types
+    return (-(e.before - e.after), e.key, (types,) if isinstance(types, str) else types, e.mode or "")  # type: ignore[return-value]
+
+
+def _subgraph_rank(e: Entry) -> tuple[float, str]:
+    return (-(e.before - e.after), e.key)
+
+
+def _common(e: Entry) -> dict[str, Any]:
+    return {
+        "update_mode": "update" if e.update else "add",
+        "improvement_raw": e.raw,
+        "speedup": e.before / e.after if e.after > 0 else None,
+        "times_tuned": e.tuned,
+        "source": e.latest.provenance(),
+        "conflict": e.conflict(),
+    }
+
+
+def _operator(e: Entry) -> dict[str, Any]:
+    entry = _common(e)
+    types = e.types
+    entry["name"] = e.key
+    entry["op_types"] = [types] if isinstance(types, str) else list(types)  # type: ignore[call-overload]
+    entry["tuning_mode"] = e.mode
+    entry["before_us"] = e.before
+    entry["after_us"] = e.after
+    entry["time_saved_us"] = e.before - e.after
+    return entry
+
+
+def _subgraph(e: Entry) -> dict[str, Any]:
+    entry = _common(e)
+    entry["repo_key"] = e.key
+    entry["before_ms"] = e.before
+    entry["after_ms"] = e.after
+    entry["time_saved_ms"] = e.before - e.after
+    return entry
+
+
+def _totals(
+    state: BankState, operators: list[dict[str, Any]], subgraphs: list[dict[str, Any]], files: list[FileRow]
+) -> dict[str, Any]:
+    opat, sgat = _repo_totals(state.repo["OPAT"]), _repo_totals(state.repo["SGAT"])
+    return {
+        "files": len(files),
+        "partial_files": sum(row.partial for row in files),
+        "reports": sum(row.reports for row in files),
+        "operators": len(operators),
+        "operators_added": sum(e["update_mode"] == "add" for e in operators),
+        "operators_updated": sum(e["update_mode"] == "update" for e in operators),
+        "subgraphs": len(subgraphs),
+        "subgraphs_added": sum(e["update_mode"] == "add" for e in subgraphs),
+        "subgraphs_updated": sum(e["update_mode"] == "update" for e in subgraphs),
+        "operator_time_saved_us": float(sum(e["time_saved_us"] for e in operators)),
+        "subgraph_time_saved_ms": float(sum(e["time_saved_ms"] for e in subgraphs)),
+        "median_operator_speedup": _median(e["speedup"] for e in operators),
+        "median_subgraph_speedup": _median(e["speedup"] for e in subgraphs),
+        "opat_repo": opat,
+        "sgat_repo": sgat,
+        "opat_hit_rate": opat["hit"] / opat["total"] if opat["total"] else None,
+        "sgat_hit_rate": sgat["hit"] / sgat["total"] if sgat["total"] else None,
+        "failed_reports": state.status_counts.get("failed", 0),
+        "incomplete_reports": state.status_counts.get("incomplete", 0),
+        "failed_operators": sorted(state.failed_operators),
+        "tuning_time_s": state.tuning_time,
+        "reports_without_tuning_time": state.without_tuning_time,
+    }
+
+
+def _repo_totals(values: list[int]) -> dict[str, int]:
+    return dict(zip(("reports", *REPO_FIELDS), values, strict=True))
+
+
+def _op_type_stats(operators: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for entry in operators:
+        groups.setdefault("+".join(entry["op_types"]) or "(none)", []).append(entry)
+    stats = [
+        {
+            "op_type": op_type,
+            "entries": len(members),
+            "time_saved_us": float(sum(e["time_saved_us"] for e in members)),
+            "median_speedup": _median(e["speedup"] for e in members),
+        }
+        for op_type, members in groups.items()
+    ]
+    return sorted(stats, key=lambda s: (-s["time_saved_us"], s["op_type"]))
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
