@@ -1,0 +1,70 @@
+"""`report` on a small input loads only what it needs: start-up is most of its time there.
+
+Each command runs in a fresh interpreter, as a user runs it, and lists the modules loaded by its end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SAMPLES
+
+LOADED_MODULES = """
+import contextlib, io, json, sys
+from aoe_runner.__main__ import main
+sys.argv = ["aoe-runner", *sys.argv[1:]]
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main()
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+NEVER_FOR_REPORT = [
+    "multiprocessing",  # worker processes start only for a large corpus
+    "concurrent.futures",
+    "jsonschema",  # validate
+    "psutil",  # preflight, tune
+    "sqlite3",  # the run store (--run)
+    "aoe_runner.preflight",
+    "aoe_runner.tune",
+    "aoe_runner.runs",
+    "aoe_runner.verify",
+    "aoe_runner.validation",
+    "aoe_runner.diff",  # --diff
+]
+NEVER_FOR_JSON = [
+    "tabulate",  # tables
+    "aoe_runner.render.tables",
+    "aoe_runner.summary",  # the pydantic models: JSON is written from plain data
+    "aoe_runner.legacy_summary",  # only when a legacy Auto Tune file is read
+    "statistics",  # with decimal and fractions behind it
+]
+
+
+def _loaded(tmp_path: Path, *arguments: str) -> set[str]:
+    env = {"AOE_RUNNER_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_MODULES, *arguments], capture_output=True, text=True, cwd=ROOT, env=env, check=True
+    )
+    result = json.loads(done.stdout)
+    assert result["code"] == 0, done.stderr
+    return set(result["modules"])
+
+
+def _offending(loaded: set[str], never: list[str]) -> list[str]:
+    return sorted(name for name in loaded for prefix in never if name == prefix or name.startswith(prefix + "."))
+
+
+@pytest.mark.parametrize("repeat", ["first report", "second report (from the cache)"])
+def test_report_as_json_on_a_small_input_loads_no_module_it_does_not_need(tmp_path: Path, repeat: str) -> None:
+    arguments = ("report", str(SAMPLES), "--format", "json")
+    if repeat.startswith("second"):
+        _loaded(tmp_path, *arguments)
+    assert _offending(_loaded(tmp_path, *arguments), NEVER_FOR_REPORT + NEVER_FOR_JSON) == []
+
+
+def test_report_as_a_table_on_a_small_input_loads_no_module_it_does_not_need(tmp_path: Path) -> None:
+    assert _offending(_loaded(tmp_path, "report", str(SAMPLES)), NEVER_FOR_REPORT) == []
