@@ -1,0 +1,431 @@
+"""The `aoe-runner report` benchmarks: throughput against a bare json.loads loop and jq, with the machine's CPUs
+and pinned to one, on two corpus shapes; the cache's second run; growth with files; start-up.
+
+Every comparison runs interleaved, round by round, in one run; each figure is the median of the rounds with
+their spread (min-max), wall time beside CPU time (the process tree's user + system, from getrusage of waited-for
+children), and the load average before and after says how idle the machine was. aoe-runner is measured twice
+where speed is concerned: as plain Python (what `pip install .` installs) and with its hot modules compiled
+by mypyc (`AOE_RUNNER_MYPYC=1`, setup.py), built into a scratch copy so the work tree stays plain Python.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from generate_corpus import write_corpus  # noqa: E402
+
+BARE_LOOP = (
+    "import json, sys, pathlib\n"
+    "for p in sorted(pathlib.Path(sys.argv[1]).glob('aoe_result_*.json')):\n"
+    "    json.loads(p.read_bytes())\n"
+)
+JQ_FILTER = ".[] | .[] | .OPAT? // empty | .repo_modified_operators[] | {op_name, op_type, perf: .tune_performance}"
+# runs aoe-runner from a scratch tree that holds the compiled modules (an editable install's finder would win)
+COMPILED_LAUNCHER = (
+    "import sys\n"
+    "sys.meta_path = [f for f in sys.meta_path if 'editable' not in repr(f)]\n"
+    "sys.path.insert(0, sys.argv.pop(1))\n"
+    "from aoe_runner.__main__ import main\n"
+    "raise SystemExit(main())\n"
+)
+GROWTH_FILES = (10, 40, 80, 160)
+ONE_CPU = ["taskset", "-c", "0"]
+
+
+@dataclass
+class Timing:
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    peak_rss: int = 0
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.wall)
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu)
+
+    def cell(self) -> str:
+        return f"{self.median:.2f} s ({min(self.wall):.2f}-{max(self.wall):.2f}) | {self.median_cpu:.2f} s"
+
+
+@dataclass
+class Corpus:
+    name: str
+    path: Path
+    files: list[Path]
+    size: int
+    records: int
+    entries: int
+
+    @property
+    def mb(self) -> float:
+        return self.size / 1e6
+
+
+@dataclass
+class ReportFigures:
+    corpora: list[Corpus]
+    throughput: dict[str, dict[str, Timing]]  # corpus name -> command label -> timing
+    cache: dict[str, tuple[Timing, Timing]]  # corpus name -> (first report over N-1 files, second over N)
+    growth: list[tuple[int, float, Timing, Timing]]  # files, MB, plain, compiled (compiled may be empty)
+    startup: dict[str, Timing]
+    small_rss: int
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+    compiled: bool
+    rounds: int
+
+
+def run(
+    command: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,), rss: bool = False
+) -> tuple[float, float, int]:  # noqa: E501
+    """Wall seconds, CPU seconds of the whole process tree, and (when asked) its peak summed RSS."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    process = psutil.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    peak = 0
+    while process.poll() is None:
+        if rss:
+            peak = max(peak, _tree_rss(process))
+        time.sleep(0.01)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if process.returncode not in ok_codes:
+        raise SystemExit(f"benchmark command failed ({process.returncode}): {' '.join(command)}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, peak
+
+
+def _tree_rss(process: psutil.Process) -> int:
+    try:
+        return sum(member.memory_info().rss for member in [process, *process.children(recursive=True)])
+    except psutil.Error:
+        return 0
+
+
+def interleaved(
+    commands: dict[str, tuple[list[str], dict[str, str] | None]], rounds: int, rss: bool = False, ok_codes: tuple[int, ...] = (0,)
+) -> dict[str, Timing]:  # noqa: E501
+    timings = {label: Timing() for label in commands}
+    for number in range(rounds):
+        print(f"  round {number + 1}/{rounds}", flush=True)
+        for label, (command, env) in commands.items():
+            with _home(env) as home_env:
+                wall, cpu, peak = run(command, env=home_env, ok_codes=ok_codes, rss=rss)
+            timings[label].wall.append(wall)
+            timings[label].cpu.append(cpu)
+            timings[label].peak_rss = max(timings[label].peak_rss, peak)
+    return timings
+
+
+@contextmanager
+def _home(env: dict[str, str] | None) -> Iterator[dict[str, str]]:
+    """The environment, with an empty aoe-runner home unless it names one: a first report, its cache written."""
+    base = dict(env if env is not None else os.environ)
+    if "AOE_RUNNER_HOME" in base:
+        yield base
+        return
+    with tempfile.TemporaryDirectory(prefix="aoe-bench-home-") as home:
+        yield {**base, "AOE_RUNNER_HOME": home}
+
+
+def prepare_corpora(quick: bool) -> list[Corpus]:
+    bank_files = 40 if quick else 200
+    bank = ROOT / "bench" / "corpus" / f"{bank_files}-files"
+    if not bank.exists():
+        print(f"generating {bank} ...", flush=True)
+        write_corpus(bank, files=bank_files, reports=3, operators=2000, pool=6000, seed=20261121)
+    random_files = 20 if quick else 80
+    shaped = ROOT / "bench" / "corpus" / f"random-{random_files}"
+    if not shaped.exists():
+        print(f"generating {shaped} ...", flush=True)
+        write_corpus(shaped, files=random_files, reports=3, operators=2000, pool=30000, seed=20261122, shape="random", indent=2)  # noqa: E501
+    return [
+        _corpus(f"bank ({bank_files} files)", bank, records=bank_files * 6000, entries=6000),
+        _corpus(f"random names ({random_files} files)", shaped, records=random_files * 6000, entries=30000),
+    ]
+
+
+def _corpus(name: str, path: Path, records: int, entries: int) -> Corpus:
+    files = sorted(path.glob("aoe_result_*.json"))
+    return Corpus(name, path, files, sum(p.stat().st_size for p in files), records, entries)
+
+
+def build_compiled(scratch: Path) -> Path | None:
+    """A copy of the package with parsed, merge and summary_data compiled by mypyc; None without mypyc or a compiler."""
+    tree = scratch / "compiled"
+    tree.mkdir()
+    for name in ("aoe_runner", "schemas", "sample_results"):
+        shutil.copytree(ROOT / name, tree / name, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, tree / name)
+    env = {**os.environ, "AOE_RUNNER_MYPYC": "1"}
+    built = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree, env=env, capture_output=True, text=True
+    )
+    if built.returncode != 0 or not list((tree / "aoe_runner").glob("merge.*.so")):
+        print(f"no compiled variant: {built.stderr.strip().splitlines()[-1:] or built.returncode}", flush=True)
+        return None
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "aoe_runner")], check=False, capture_output=True)
+    return tree
+
+
+def commands_for(
+    corpus: Corpus, plain: list[str], compiled: list[str] | None
+) -> dict[str, tuple[list[str], dict[str, str] | None]]:  # noqa: E501
+    target = str(corpus.path)
+    commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
+        "json.loads loop": ([sys.executable, "-c", BARE_LOOP, target], None),
+        "json.loads loop, 1 CPU": ([*ONE_CPU, sys.executable, "-c", BARE_LOOP, target], None),
+        "aoe-runner": ([*plain, "report", target, "--format", "json"], None),
+        "aoe-runner, 1 CPU": ([*ONE_CPU, *plain, "report", target, "--format", "json"], None),
+    }
+    if compiled:
+        commands["aoe-runner compiled"] = ([*compiled, "report", target, "--format", "json"], None)
+        commands["aoe-runner compiled, 1 CPU"] = ([*ONE_CPU, *compiled, "report", target, "--format", "json"], None)
+    jq = shutil.which("jq")
+    if jq:
+        commands["jq"] = ([jq, "-c", JQ_FILTER, *map(str, corpus.files)], None)
+    return commands
+
+
+def measure_cache(corpus: Corpus, command: list[str], rounds: int) -> tuple[Timing, Timing]:
+    """A first report over all files but the last, then a second over all of them, in the same home."""
+    first, second = Timing(), Timing()
+    for _ in range(rounds):
+        with _home(None) as env:
+            for timing, files in ((first, corpus.files[:-1]), (second, corpus.files)):
+                wall, cpu, _ = run([*command, "report", *map(str, files), "--format", "json"], env=env)
+                timing.wall.append(wall)
+                timing.cpu.append(cpu)
+    return first, second
+
+
+def measure_growth(
+    corpus: Corpus, plain: list[str], compiled: list[str] | None, rounds: int
+) -> list[tuple[int, float, Timing, Timing]]:  # noqa: E501
+    rows = []
+    for count in GROWTH_FILES:
+        files = corpus.files[:count] if count <= len(corpus.files) else None
+        if files is None:
+            continue
+        mb = sum(p.stat().st_size for p in files) / 1e6
+        commands = {"plain": ([*plain, "report", *map(str, files), "--format", "json"], None)}
+        if compiled:
+            commands["compiled"] = ([*compiled, "report", *map(str, files), "--format", "json"], None)
+        timings = interleaved(commands, rounds, rss=True)
+        rows.append((count, mb, timings["plain"], timings.get("compiled", Timing())))
+    return rows
+
+
+def measure_startup(plain: list[str], scratch: Path) -> tuple[dict[str, Timing], int]:
+    home = {**os.environ, "AOE_RUNNER_HOME": str(scratch / "startup-home")}
+    samples = str(ROOT / "sample_results")
+    run([*plain, "report", samples], env=home)  # the cache a user's repeated report finds
+    commands = {
+        "python -c pass": ([sys.executable, "-c", "pass"], home),
+        "aoe-runner --help": ([*plain, "--help"], home),
+        "aoe-runner report sample_results/": ([*plain, "report", samples], home),
+        "aoe-runner preflight": ([*plain, "preflight"], home),  # exit 1 without CANN or an NPU: its answer
+    }
+    timings = interleaved(commands, 9, ok_codes=(0, 1))
+    hanging = _hanging_npu_smi_env(scratch, home)
+    timings.update(interleaved({"aoe-runner preflight, npu-smi hanging": ([*plain, "preflight"], hanging)}, 3, ok_codes=(0, 1)))
+    small_rss = run([*plain, "report", samples, "--format", "json"], env=home, rss=True)[2]
+    return timings, small_rss
+
+
+def _hanging_npu_smi_env(directory: Path, base: dict[str, str]) -> dict[str, str]:
+    """PATH with an `npu-smi` that never answers first: preflight must give up on it, not wait."""
+    script = directory / "npu-smi"
+    script.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(600)\n")
+    script.chmod(0o755)
+    return {**base, "PATH": f"{directory}{os.pathsep}{base.get('PATH', '')}"}
+
+
+def measure(rounds: int, quick: bool = False) -> ReportFigures:
+    load_before = os.getloadavg()
+    corpora = prepare_corpora(quick)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "aoe_runner")], check=False, capture_output=True)
+    plain = [sys.executable, "-m", "aoe_runner"]
+    with tempfile.TemporaryDirectory(prefix="aoe-bench-") as scratch_name:
+        scratch = Path(scratch_name)
+        print("building the compiled variant (mypyc) ...", flush=True)
+        tree = build_compiled(scratch)
+        compiled = [sys.executable, "-c", COMPILED_LAUNCHER, str(tree)] if tree else None
+        if compiled:
+            _same_output(corpora[1], plain, compiled)
+        throughput = {}
+        for corpus in corpora:
+            print(f"report throughput on {corpus.name}", flush=True)
+            throughput[corpus.name] = interleaved(commands_for(corpus, plain, compiled), rounds, rss=True)
+        print("cache: a second report with one new file", flush=True)
+        cache = {corpus.name: measure_cache(corpus, compiled or plain, rounds) for corpus in corpora}
+        print("growth with files", flush=True)
+        growth = measure_growth(corpora[0], plain, compiled, 2)
+        print("start-up", flush=True)
+        startup, small_rss = measure_startup(plain, scratch)
+    return ReportFigures(
+        corpora, throughput, cache, growth, startup, small_rss, load_before, os.getloadavg(), compiled is not None, rounds
+    )
+
+
+def _same_output(corpus: Corpus, plain: list[str], compiled: list[str]) -> None:
+    """The compiled variant must write exactly what the plain one writes."""
+    outputs = []
+    for command in (plain, compiled):
+        with _home(None) as env:
+            outputs.append(
+                subprocess.run([*command, "report", str(corpus.path), "--format", "json"], capture_output=True, env=env).stdout
+            )  # noqa: E501
+    if outputs[0] != outputs[1]:
+        raise SystemExit("the compiled variant's JSON differs from the plain one's")
+
+
+def render(f: ReportFigures) -> str:
+    lines = [
+        "## `aoe-runner report CORPUS --format json`",
+        "",
+        f"Load average before {_load(f.load_before)}, after {_load(f.load_after)} ({os.cpu_count()} CPUs, shared with",
+        "other jobs: a load near 2 means no CPU was idle). Each cell: median wall time of"
+        f" {f.rounds} interleaved rounds (min-max) | median CPU time of the process tree. Ratio = the bare loop's",
+        "median wall time / this command's with the same CPUs: above 1.00 aoe-runner is faster. Each aoe-runner run",
+        "starts with an empty aoe-runner home, so it parses every file and writes its cache (a first report).",
+        "",
+    ]
+    for corpus in f.corpora:
+        timings = f.throughput[corpus.name]
+        lines += [
+            f"### {corpus.name}: {len(corpus.files)} files, {corpus.mb:.0f} MB, {corpus.records:,} operator records, "
+            f"{corpus.entries:,} bank entries",
+            "",
+            "| command | wall (min-max) | CPU | ratio to the loop | MB/s |",
+            "|---|---|---|---|---|",
+        ]
+        for label, timing in timings.items():
+            loop = timings["json.loads loop, 1 CPU" if "1 CPU" in label else "json.loads loop"]
+            lines.append(f"| {label} | {timing.cell()} | {loop.median / timing.median:.2f} | {corpus.mb / timing.median:.0f} |")
+        peak = max(t.peak_rss for label, t in timings.items() if label.startswith("aoe-runner"))
+        lines += ["", f"Peak RSS of aoe-runner's process tree (parent and workers) on this corpus: {peak / 2**20:.0f} MiB.", ""]
+    lines += [
+        "The bare loop reads and `json.loads` every file in one process and keeps nothing. aoe-runner reads each file",
+        "once (msgspec into typed structs), checks and merges every record, writes its cache and the summary; on more",
+        "than 48 MB it splits the files between this process and one worker per further CPU. `compiled` is the same",
+        "code with parsed.py, merge.py and summary_data.py compiled by mypyc; its JSON is checked byte-identical to the",
+        "plain one's before timing. jq runs `" + JQ_FILTER + "` over all files.",
+        "",
+        "### A second report with one new file (the cache)",
+        "",
+        "| corpus | first report, all files but one: wall (min-max) | CPU | second, all files: wall (min-max) | CPU | second / first |",  # noqa: E501
+        "|---|---|---|---|---|---|",
+    ]
+    for name, (first, second) in f.cache.items():
+        lines.append(f"| {name} | {first.cell()} | {second.cell()} | {second.median / first.median:.2f} |")
+    variant = "compiled" if f.compiled else "plain"
+    lines += [
+        "",
+        f"({variant} variant, machine's CPUs.) The second report finds the merged state of the first one's files in the",
+        "cache (`$AOE_RUNNER_HOME/cache/report`), checks each file's device, inode, size, mtime and ctime (and content",
+        "hash for files changed within 2 s of being read, or under 1 MiB), parses only the new file and writes the",
+        "summary.",
+        "",
+        "### Growth with files (bank corpus, machine's CPUs, median of 2 rounds)",
+        "",
+        "| files | MB | plain: wall (min-max) | CPU | peak RSS | compiled: wall (min-max) | CPU | peak RSS |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for count, mb, plain, compiled in f.growth:
+        compiled_cells = f"{compiled.cell()} | {compiled.peak_rss / 2**20:.0f} MiB" if compiled.wall else "- | - | -"
+        lines.append(f"| {count} | {mb:.0f} | {plain.cell()} | {plain.peak_rss / 2**20:.0f} MiB | {compiled_cells} |")
+    lines += [
+        "",
+        "Time grows with the records read; memory with the distinct bank entries (here 6,000 at every size), not",
+        "with files: each process holds one file's decoded data at a time. Workers start at 48 MB, which",
+        "adds a process (and its RSS) between 10 and 40 files.",
+        "",
+        "## Start-up",
+        "",
+        "| command | wall (min-max) | CPU |",
+        "|---|---|---|",
+        *(f"| `{name}` | {_ms(t)} | {t.median_cpu * 1000:.0f} ms |" for name, t in f.startup.items()),
+        "",
+        "Median of 9 interleaved rounds (3 for the hanging npu-smi); `report sample_results/` with the cache its",
+        f"first run left, as a user's repeated report finds it. Peak RSS on `sample_results/`: {f.small_rss / 2**20:.0f} MiB.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _ms(t: Timing) -> str:
+    return f"{t.median * 1000:.0f} ms ({min(t.wall) * 1000:.0f}-{max(t.wall) * 1000:.0f})"
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return " / ".join(f"{value:.2f}" for value in values)
+
+
+def target_rows(f: ReportFigures) -> list[tuple[str, str, float, float, bool]]:
+    rows: list[tuple[str, str, float, float, bool]] = []
+    for corpus in f.corpora:
+        t = f.throughput[corpus.name]
+        for variant in ("aoe-runner", "aoe-runner compiled"):
+            if variant not in t:
+                continue
+            rows.append(
+                (
+                    f"{variant} vs the json.loads loop, {corpus.name}",
+                    ">= 1.00",
+                    t["json.loads loop"].median / t[variant].median,
+                    1.0,
+                    True,
+                )
+            )  # noqa: E501
+            one = t[f"{variant}, 1 CPU"]
+            rows.append(
+                (
+                    f"{variant} vs the loop, 1 CPU, {corpus.name}",
+                    ">= 0.80",
+                    t["json.loads loop, 1 CPU"].median / one.median,
+                    0.8,
+                    True,
+                )
+            )  # noqa: E501
+            if "jq" in t:
+                rows.append((f"{variant} vs jq, {corpus.name}", ">= 3.00", t["jq"].median / t[variant].median, 3.0, True))
+        peak = max(timing.peak_rss for label, timing in t.items() if label.startswith("aoe-runner"))
+        rows.append((f"peak RSS of the process tree (MiB), {corpus.name}", "<= 300", peak / 2**20, 300, False))
+        first, second = f.cache[corpus.name]
+        rows.append(
+            (f"second report with one new file / first, {corpus.name}", "<= 0.20", second.median / first.median, 0.2, False)
+        )  # noqa: E501
+    startup = {name: t.median * 1000 for name, t in f.startup.items()}
+    rows += [
+        ("`aoe-runner --help` (ms)", "<= 150", startup["aoe-runner --help"], 150, False),
+        ("`aoe-runner report sample_results/` (ms)", "<= 300", startup["aoe-runner report sample_results/"], 300, False),
+        ("`aoe-runner preflight` (ms)", "<= 350", startup["aoe-runner preflight"], 350, False),
+        (
+            "`aoe-runner preflight`, npu-smi hanging (ms)",
+            "<= 3000",
+            startup["aoe-runner preflight, npu-smi hanging"],
+            3000,
+            False,
+        ),
+    ]
+    return rows
