@@ -198,8 +198,14 @@ def commands_for(
         "aoe-runner, 1 CPU": ([*ONE_CPU, *plain, "report", target, "--format", "json"], None),
     }
     if compiled:
+        no_cache = {**os.environ, "AOE_RUNNER_CACHE": "off"}
         commands["aoe-runner compiled"] = ([*compiled, "report", target, "--format", "json"], None)
         commands["aoe-runner compiled, 1 CPU"] = ([*ONE_CPU, *compiled, "report", target, "--format", "json"], None)
+        commands["aoe-runner compiled, cache off"] = ([*compiled, "report", target, "--format", "json"], no_cache)
+        commands["aoe-runner compiled, cache off, 1 CPU"] = (
+            [*ONE_CPU, *compiled, "report", target, "--format", "json"],
+            no_cache,
+        )
     jq = shutil.which("jq")
     if jq:
         commands["jq"] = ([jq, "-c", JQ_FILTER, *map(str, corpus.files)], None)
@@ -327,7 +333,9 @@ def render(f: ReportFigures) -> str:
     lines += [
         "The bare loop reads and `json.loads` every file in one process and keeps nothing. aoe-runner reads each file",
         "once (msgspec into typed structs), checks and merges every record, writes its cache and the summary; on more",
-        "than 48 MB it splits the files between this process and one worker per further CPU. `compiled` is the same",
+        "than 48 MB it splits the files between this process and one worker per further CPU. `cache off`",
+        "(`AOE_RUNNER_CACHE=off`) shows what writing the cache (each file's parsed state, and the merged set) costs a",
+        "first report. `compiled` is the same",
         "code with parsed.py, merge.py and summary_data.py compiled by mypyc; its JSON is checked byte-identical to the",
         "plain one's before timing. jq runs `" + JQ_FILTER + "` over all files.",
         "",

@@ -54,8 +54,8 @@ class Columns:
         self.report.append(report)
 
     def to_wire(self) -> list[Any]:
-        types = [list(t) if isinstance(t, tuple) else t for t in self.types]
-        return [self.keys, types, self.modes, self.before, self.after, self.update, self.raw, self.report]
+        """The columns for msgpack (fused op types, tuples, come back as lists: from_wire makes them tuples again)."""
+        return [self.keys, self.types, self.modes, self.before, self.after, self.update, self.raw, self.report]
 
     @classmethod
     def from_wire(cls, wire: list[Any]) -> Columns:
