@@ -1,4 +1,7 @@
-"""Packaging hook: with AOE_RUNNER_MYPYC=1 (and mypy installed) report's hot modules are compiled with mypyc.
+"""Packaging hook: with AOE_RUNNER_MYPYC=1 report's hot modules are compiled with mypyc.
+
+    pip install mypy "setuptools>=70"
+    AOE_RUNNER_MYPYC=1 pip install --no-build-isolation .
 
 Without it, the default, `pip install .` installs the same modules as plain Python: the tested fallback, and what
 a machine without a C compiler gets. Everything else about the package is in pyproject.toml.
