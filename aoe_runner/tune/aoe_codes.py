@@ -14,6 +14,23 @@ from datetime import datetime, timezone
 from aoe_runner.runs.manifest import CodeSeen
 
 _CODE = re.compile(rb"(?<![A-Za-z0-9])([EW][A-Z]\d{4,5})(?![A-Za-z0-9])")
+
+
+# Each byte as its class (E or W, another capital, a digit, anything else): a code's shape is then found by
+# bytes.find at C speed, and the regex, about 20x slower per byte, runs only on output that has one.
+def _shape_table() -> bytes:
+    table = bytearray(b"." * 256)
+    for byte in range(ord("A"), ord("Z") + 1):
+        table[byte] = ord("A")
+    for byte in b"EW":
+        table[byte] = ord("E")
+    for byte in b"0123456789":
+        table[byte] = ord("0")
+    return bytes(table)
+
+
+_SHAPE = _shape_table()
+_SHAPES = (b"EA0000", b"EE0000")
 _TAIL = 512  # bytes kept from the previous chunk: a code cut at the boundary, and the start of its line
 _LINE_LIMIT = 300
 
@@ -74,6 +91,11 @@ class CodeScanner:
     def feed(self, chunk: bytes) -> None:
         window = self._tail + chunk
         resume = self._resume  # matches before this index of the window were counted already
+        shape = window.translate(_SHAPE)
+        if not any(code_shape in shape for code_shape in _SHAPES):
+            self._tail = window[-_TAIL:]
+            self._resume = max(0, resume - (len(window) - len(self._tail)))
+            return
         for match in _CODE.finditer(window, resume):
             if match.end() == len(window):
                 break  # perhaps cut off (EG1000|0): seen whole with the next chunk
