@@ -58,8 +58,16 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    store: Annotated[
+        str | None,
+        typer.Option("--store", metavar="URL", help="The run store: postgresql://... or local [default: AOE_RUNNER_STORE]."),
+    ] = None,
 ) -> None:
     """Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs."""
+    if store is not None:
+        from aoe_runner.store.config import choose_store
+
+        choose_store(store)
 
 
 @app.command()
@@ -254,21 +262,20 @@ def _samples_directory() -> Path:
 
 
 def _run_paths(references: list[str]) -> list[str]:
-    from aoe_runner.home import runner_home
     from aoe_runner.runs.sources import run_result_paths
-    from aoe_runner.runs.store import TUNING, RunStore
+    from aoe_runner.runs.store import TUNING
+    from aoe_runner.store.config import open_store
 
-    store = RunStore(runner_home(), warn=terminal.warning)
+    store = open_store(warn=terminal.warning)
     return [path for reference in references for path in run_result_paths(store, store.resolve(reference, kind=TUNING))]
 
 
 def _diff_sides(sides: list[str], allow_env_drift: bool, script: str | None) -> tuple[list[str], list[str]]:
     """OLD and NEW as paths: two paths or runs, or with none the two newest succeeded tuning runs of one script and mode."""
-    from aoe_runner.home import runner_home
     from aoe_runner.runs.sources import check_comparable, resolve_side, run_result_paths
-    from aoe_runner.runs.store import RunStore
+    from aoe_runner.store.config import open_store
 
-    store = RunStore(runner_home(), warn=terminal.warning)
+    store = open_store(warn=terminal.warning)
     if not sides:
         old_run, new_run = store.latest_comparable_pair(script)
         terminal.info(f"comparing run {old_run.id} (old) with run {new_run.id} (new)")
@@ -340,4 +347,4 @@ def usage_line(error: click_exceptions.UsageError) -> str:
     return f"{usage_message(error, command)} (see '{command} --help')"
 
 
-from aoe_runner import cli_runs  # noqa: E402, F401  (registers tune, verify, runs and bank on app)
+from aoe_runner import cli_runs, cli_store  # noqa: E402, F401  (register tune, verify, runs, bank and store on app)

@@ -82,9 +82,8 @@ def tune(
     ] = False,
 ) -> int:
     """Run a training script under AOE tuning: preflight, device lock, live progress, a full run record."""
-    from aoe_runner.home import runner_home
     from aoe_runner.preflight.plan import TuneMode
-    from aoe_runner.runs.store import RunStore
+    from aoe_runner.store.config import open_store
     from aoe_runner.tune.request import TuneRequest, parse_duration
     from aoe_runner.tune.session import dry_run as plan_dry_run
     from aoe_runner.tune.session import run_tune
@@ -108,7 +107,7 @@ def tune(
         rehash=rehash,
         skip=tuple(name.strip() for names in skip or [] for name in names.split(",") if name.strip()),
     )
-    store = RunStore(runner_home(), warn=terminal.warning)
+    store = open_store(warn=terminal.warning)
     if dry_run:
         plan = plan_dry_run(request, store)
         terminal.result(plan.describe())
@@ -157,6 +156,8 @@ def runs_list(
     ] = None,
     limit: Annotated[str, typer.Option("--limit", metavar="N", help="Show the newest N runs, at least 1.")] = "20",
     kind: Annotated[str | None, typer.Option("--kind", metavar="KIND", help="Only tune or only verify runs.")] = None,
+    host: Annotated[str | None, typer.Option("--host", metavar="HOST", help="Only runs recorded on this host.")] = None,
+    soc: Annotated[str | None, typer.Option("--soc", metavar="SOC", help="Only runs on this SoC (e.g. Ascend910B3).")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Show every run (ignores --limit).")] = False,
     output_format: Annotated[
         str | None, format_option(TABLE, JSON, CSV, MARKDOWN, notes=" (json: one object per run and line)")
@@ -166,10 +167,10 @@ def runs_list(
     wide: Annotated[bool, wide_option()] = False,
 ) -> int:
     """List recorded runs, newest first; a run whose supervisor died shows as abandoned."""
-    from aoe_runner.home import runner_home
     from aoe_runner.preflight.plan import TuneMode
     from aoe_runner.render.runs import render_run_list_as
-    from aoe_runner.runs.store import RunFilter, RunStore
+    from aoe_runner.runs.store import RunFilter
+    from aoe_runner.store.config import open_store
 
     chosen = choose_format(output_format, as_json, (TABLE, JSON, CSV, MARKDOWN))
     newest = whole_number(limit, "--limit", minimum=1)
@@ -179,8 +180,10 @@ def runs_list(
         status=_status(status),
         kind=_kind(kind),
         limit=None if show_all else newest,
+        host=host,
+        soc=soc,
     )
-    rows = RunStore(runner_home(), warn=terminal.warning).list(where)
+    rows = open_store(warn=terminal.warning).list(where)
     emit(terminal, render_run_list_as(rows, chosen, terminal.width(wide)), output)
     return ExitCode.OK
 
@@ -193,11 +196,10 @@ def runs_show(
     output: Annotated[str | None, output_option()] = None,
 ) -> int:
     """Show one run's record: command, environment, outcome, markers, result files, bank changes."""
-    from aoe_runner.home import runner_home
-    from aoe_runner.runs.store import RunStore
+    from aoe_runner.store.config import open_store
 
     chosen = choose_format(output_format, as_json, (TABLE, JSON))
-    store = RunStore(runner_home(), warn=terminal.warning)
+    store = open_store(warn=terminal.warning)
     manifest = store.resolve(required_text(run, "RUN"))
     if chosen is JSON:
         from aoe_runner.jsontext import dump_json
@@ -228,9 +230,8 @@ def runs_prune(
     ] = False,
 ) -> int:
     """Remove old runs and the stored bank contents only they needed; a dry run unless --yes."""
-    from aoe_runner.home import runner_home
     from aoe_runner.runs.prune import PruneRule, select
-    from aoe_runner.runs.store import RunStore
+    from aoe_runner.store.config import open_store
     from aoe_runner.tune.request import parse_duration
 
     rule = PruneRule(
@@ -240,7 +241,7 @@ def runs_prune(
         script=script,
         kind=_kind(kind),
     )
-    store = RunStore(runner_home(), warn=terminal.warning)
+    store = open_store(warn=terminal.warning)
     return _remove(store, select(store, rule), really=yes and not dry_run, hint="pass --yes to remove them")
 
 
@@ -250,10 +251,9 @@ def runs_rm(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would go and what space comes back.")] = False,
 ) -> int:
     """Remove these runs and the stored bank contents only they needed; a live run is refused."""
-    from aoe_runner.home import runner_home
-    from aoe_runner.runs.store import RunStore
+    from aoe_runner.store.config import open_store
 
-    store = RunStore(runner_home(), warn=terminal.warning)
+    store = open_store(warn=terminal.warning)
     chosen = {manifest.id: manifest for manifest in (store.resolve(required_text(reference, "RUN")) for reference in runs)}
     rows = [row for row in store.list() if row.id in chosen]
     return _remove(store, rows, really=not dry_run, hint=None)
@@ -284,11 +284,11 @@ def bank_restore(
     from contextlib import nullcontext
 
     from aoe_runner.devlock import BankLock, LockHolder
-    from aoe_runner.home import runner_home
     from aoe_runner.runs.bank import apply_restore, plan_restore, refuse_if_in_use
-    from aoe_runner.runs.store import TUNING, RunStore
+    from aoe_runner.runs.store import TUNING
+    from aoe_runner.store.config import open_store
 
-    store = RunStore(runner_home(), warn=terminal.warning)
+    store = open_store(warn=terminal.warning)
     manifest = store.resolve(required_text(run, "RUN"), kind=TUNING)
     bank = Path(manifest.bank_before.directory)
     if not dry_run:
@@ -396,9 +396,8 @@ def verify(
 ) -> int:
     """Prove that the tuned bank makes training faster: baseline and tuned runs, interleaved, with a verdict and gates."""
     from aoe_runner.cli import _emit, parse_percent
-    from aoe_runner.home import runner_home
     from aoe_runner.render.tune_progress import TerminalReporter
-    from aoe_runner.runs.store import RunStore
+    from aoe_runner.store.config import open_store
     from aoe_runner.tune.request import parse_duration
     from aoe_runner.verify.gates import Gates
     from aoe_runner.verify.session import VerifyRequest, run_verify
@@ -430,7 +429,7 @@ def verify(
         timeout_s=parse_duration(timeout, "--timeout") if timeout is not None else None,
         grace_s=parse_duration(grace, "--grace"),
     )
-    report = run_verify(request, TerminalReporter(terminal, live=False), RunStore(runner_home(), warn=terminal.warning))
+    report = run_verify(request, TerminalReporter(terminal, live=False), open_store(warn=terminal.warning))
     if output_format == "json":
         from aoe_runner.jsontext import dump_json
 

@@ -23,13 +23,17 @@ def run_guarded(dispatch: Callable[[], int], argv: Sequence[str], terminal: Term
         terminal.error("interrupted")
         return ExitCode.INTERRUPTED
     except Exception as error:  # the boundary: anything that reaches here is a bug in aoe-runner
+        from aoe_runner.store.secrets import scrub  # a store URL's password is never printed or logged
+
         log = write_crash_log(error, argv)
-        terminal.error(f"internal error: {type(error).__name__}: {error} (crash log: {log}; please report it)")
+        terminal.error(scrub(f"internal error: {type(error).__name__}: {error} (crash log: {log}; please report it)"))
         return ExitCode.INTERNAL
 
 
 def write_crash_log(error: BaseException, argv: Sequence[str]) -> Path:
-    text = _crash_report(error, argv)
+    from aoe_runner.store.secrets import scrub
+
+    text = scrub(_crash_report(error, argv))
     for directory in (runner_home() / "crash-logs", Path(tempfile.gettempdir())):
         try:
             directory.mkdir(parents=True, exist_ok=True)

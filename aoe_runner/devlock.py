@@ -56,11 +56,20 @@ class DeviceLock(SharedLock):
         return DeviceBusy(self.device, holder)
 
 
+BANK_LOCK_DIR_ENV = "AOE_RUNNER_BANK_LOCK_DIR"  # for banks shared by several hosts: a directory on the same NFSv4 mount
+
+
 class BankLock(SharedLock):
-    """Hold the lock of one bank directory, whatever path reaches it: `with BankLock(path).acquire(holder): ...`."""
+    """Hold the lock of one bank directory, whatever path reaches it: `with BankLock(path).acquire(holder): ...`.
+
+    With AOE_RUNNER_BANK_LOCK_DIR set (a directory every host mounts over NFSv4), bank locks live there, and their
+    byte-range locks are seen by every host; device locks stay in the host's own lock directory.
+    """
 
     def __init__(self, bank: Path, directory: Path | None = None) -> None:
         self.bank = Path(os.path.realpath(bank))
+        shared = os.environ.get(BANK_LOCK_DIR_ENV)
+        directory = directory or (Path(shared) if shared else None)
         super().__init__(f"bank-{hashlib.sha256(os.fsencode(self.bank)).hexdigest()[:16]}", directory)
 
     def busy(self, holder: LockHolder | None) -> BankBusy:

@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS runs (
     cann_version TEXT,
     soc TEXT,
     bank_before TEXT,
-    bank_after TEXT
+    bank_after TEXT,
+    host TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC);
 CREATE INDEX IF NOT EXISTS runs_by_script ON runs (script, mode, started_at DESC);
@@ -42,7 +43,7 @@ CREATE INDEX IF NOT EXISTS runs_by_script_name ON runs (script_name, started_at 
 """
 _COLUMNS = (
     "id, started_at, ended_at, status, kind, mode, script, script_name, device, exit_code, result_files, cann_version, soc, "
-    "bank_before, bank_after"
+    "bank_before, bank_after, host"
 )
 _COLUMN_NAMES = _COLUMNS.split(", ")
 
@@ -66,6 +67,7 @@ class RunRow:
     soc: str | None
     bank_before: str | None  # the ids of the run's bank inventories in the store, when stored there
     bank_after: str | None
+    host: str | None  # the host that recorded the run
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class RunFilter:
     status: RunStatus | None = None
     kind: str | None = None
     limit: int | None = None
+    host: str | None = None
+    soc: str | None = None
 
 
 ManifestSource = Callable[[], Iterable[RunManifest]]
@@ -191,21 +195,26 @@ class RunIndex:
                 _upsert(db, manifest)
 
 
-def _where(where: RunFilter) -> tuple[str, list[object]]:
-    clauses: list[str] = []
-    values: list[object] = []
+def conditions(where: RunFilter) -> list[tuple[str, object]]:
+    """(column, value) pairs that a run must match, for any backend's WHERE clause."""
+    found: list[tuple[str, object]] = []
     if where.script:
         if os.sep in where.script or Path(where.script).exists():
-            clauses.append("script = ?")
-            values.append(str(Path(where.script).resolve()))
+            found.append(("script", str(Path(where.script).resolve())))
         else:
-            clauses.append("script_name = ?")
-            values.append(where.script)
-    for column, value in (("mode", where.mode), ("status", where.status and where.status.value), ("kind", where.kind)):
+            found.append(("script_name", where.script))
+    status = where.status and where.status.value
+    exact = (("mode", where.mode), ("status", status), ("kind", where.kind), ("host", where.host), ("soc", where.soc))
+    for column, value in exact:
         if value:
-            clauses.append(f"{column} = ?")
-            values.append(value)
-    return ("WHERE " + " AND ".join(clauses)) if clauses else "", values
+            found.append((column, value))
+    return found
+
+
+def _where(where: RunFilter) -> tuple[str, list[object]]:
+    found = conditions(where)
+    clauses = [f"{column} = ?" for column, _ in found]
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", [value for _, value in found]
 
 
 def _columns(db: sqlite3.Connection) -> list[str]:
@@ -229,6 +238,7 @@ def values_of(manifest: RunManifest) -> tuple[object, ...]:
         manifest.fingerprint.soc,
         manifest.bank_before.stored,
         manifest.bank_after.stored if manifest.bank_after else None,
+        manifest.fingerprint.hostname,
     )
 
 

@@ -12,6 +12,7 @@ from aoe_runner.runs.store import TUNING, RunStore
 def run_result_paths(store: RunStore, manifest: RunManifest) -> list[str]:
     if not manifest.result_files:
         raise InputError(manifest.id, f"run recorded no result files (status {manifest.status.value})")
+    store.check_reachable(manifest)
     directory = store.run_dir(manifest.id)
     return [str(directory / result.recorded) for result in manifest.result_files]
 

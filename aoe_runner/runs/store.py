@@ -169,6 +169,9 @@ class RunStore:
             return manifest.bank_before, legacy
         return self.blobs.expand(manifest.bank_before), self.blobs
 
+    def check_reachable(self, manifest: RunManifest) -> None:
+        """Raise InputError when the run's artifacts cannot be read from this host (a shared store's other hosts)."""
+
     def load_or_warn(self, run_id: str) -> RunManifest | None:
         """The manifest, or None with a warning when it cannot be read."""
         try:

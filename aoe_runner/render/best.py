@@ -1,0 +1,38 @@
+"""`bank best` as a table, JSON lines or CSV: per operator, the fastest tuned result and the run that holds it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from aoe_runner.render import OutputFormat
+from aoe_runner.render.safe_text import visible
+
+if TYPE_CHECKING:
+    from aoe_runner.store.best import Best
+
+HEADERS = ["kind", "name", "tuned µs", "baseline µs", "speed-up", "run", "host", "started"]
+
+
+def render_best_as(found: list[Best], chosen: OutputFormat) -> str:
+    if chosen is OutputFormat.JSON:
+        import json
+
+        return "".join(json.dumps(asdict(best)) + "\n" for best in found)
+    cells = [_cells(best) for best in found]
+    if chosen is OutputFormat.CSV:
+        from aoe_runner.render.csv_format import write_csv
+
+        return write_csv(HEADERS, cells)
+    if not found:
+        return "no recorded run has operator results for this SoC and script\n"
+    from tabulate import tabulate
+
+    rows = [[visible(str(cell)) for cell in row] for row in cells]
+    return tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True) + "\n"
+
+
+def _cells(best: Best) -> list[object]:
+    speedup = f"{best.speedup:.3f}x" if best.speedup is not None else "-"
+    baseline = f"{best.baseline_us:g}" if best.baseline_us is not None else "-"
+    return [best.kind, best.name, f"{best.tuned_us:g}", baseline, speedup, best.run, best.host, best.started_at]

@@ -1,0 +1,76 @@
+"""`aoe-runner bank best`: per operator, the recorded run whose tuned result was fastest, with its provenance.
+
+A report, not a bank write: it says which run's bank holds each operator's best tuning, the first step toward
+merging banks across hosts. Each run's operator results are taken from its result files when it is recorded in the
+shared store (`run_results`), so the query never reads another host's files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aoe_runner.runs.index import RunFilter, conditions
+from aoe_runner.runs.manifest import RunManifest
+from aoe_runner.store.pg_index import OperatorResult
+
+if TYPE_CHECKING:
+    from aoe_runner.store.shared import SharedRunStore
+
+MS_TO_US = 1000.0
+
+
+@dataclass(frozen=True)
+class Best:
+    kind: str
+    name: str
+    tuned_us: float
+    baseline_us: float | None
+    speedup: float | None
+    run: str
+    host: str
+    started_at: str
+    cann_version: str | None
+
+
+def operator_results(store: SharedRunStore, manifest: RunManifest) -> list[OperatorResult]:
+    """What a finished tuning run's result files say about each operator and subgraph (nothing for others)."""
+    if manifest.kind != "tune" or not manifest.status.ended or not manifest.result_files:
+        return []
+    from aoe_runner import reporting
+    from aoe_runner.summary_data import operator_label
+
+    directory = store.run_dir(manifest.id)
+    paths = [str(directory / result.recorded) for result in manifest.result_files]
+    paths = [path for path in paths if _exists(path)]
+    if not paths:
+        return []
+    data = reporting.summarize_paths(paths, workers=1, allow_empty=True, cache=None).data
+    found = [
+        OperatorResult("operator", operator_label(e), e["after_us"], e["before_us"], e["speedup"]) for e in data["operators"]
+    ]
+    for e in data["subgraphs"]:
+        tuned, baseline = e["after_ms"] * MS_TO_US, e["before_ms"] * MS_TO_US
+        found.append(OperatorResult("subgraph", e["repo_key"], tuned, baseline, e["speedup"]))
+    return found
+
+
+def best_results(store: SharedRunStore, soc: str | None, script: str | None) -> list[Best]:
+    found = conditions(RunFilter(script=script, soc=soc))
+    where = "".join(f" AND runs.{column} = %s" for column, _ in found)
+    rows = store.shared.query(
+        "SELECT DISTINCT ON (r.kind, r.name) r.kind, r.name, r.tuned_us, r.baseline_us, r.speedup,"
+        " runs.id, runs.host, runs.started_at, runs.cann_version"
+        " FROM run_results r JOIN runs ON runs.id = r.run_id"
+        f" WHERE r.tuned_us IS NOT NULL{where}"
+        " ORDER BY r.kind, r.name, r.tuned_us ASC, runs.started_at DESC",
+        [value for _, value in found],
+    )
+    best = [Best(*row[:7], started_at=row[7].isoformat(), cann_version=row[8]) for row in rows]
+    return sorted(best, key=lambda b: (b.kind, -(b.baseline_us or b.tuned_us) + b.tuned_us, b.name))
+
+
+def _exists(path: str) -> bool:
+    import os
+
+    return os.path.isfile(path)

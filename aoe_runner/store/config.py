@@ -1,0 +1,122 @@
+"""Which run store a command uses: `--store URL`, else AOE_RUNNER_STORE, else `store.conf` in the home, else local.
+
+`store.conf` holds `url = postgresql://user@host/db` and is written by `aoe-runner store init` without the password:
+credentials come from the URL given on the command line or in the environment, from PGPASSWORD, or from ~/.pgpass.
+Artifacts (logs, result files, bank contents) go under AOE_RUNNER_ARTIFACTS (or `artifacts = DIR` in store.conf)
+when set, a directory every host mounts (NFSv4); otherwise they stay in this host's home and the index names the host.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+
+from aoe_runner.errors import UsageError
+from aoe_runner.home import runner_home
+from aoe_runner.store import secrets
+
+if TYPE_CHECKING:
+    from aoe_runner.runs.store import RunStore
+
+STORE_VARIABLE = "AOE_RUNNER_STORE"
+ARTIFACTS_VARIABLE = "AOE_RUNNER_ARTIFACTS"
+CONFIG_NAME = "store.conf"
+LOCAL = "local"
+_SCHEMES = ("postgresql", "postgres")
+_chosen: list[str] = []  # --store, when given: kept here, not in the environment the training script inherits
+
+
+@dataclass(frozen=True)
+class StoreChoice:
+    url: str | None  # None: the local store
+    artifacts: Path | None
+    source: str  # where the choice came from, for messages
+
+    @property
+    def shown(self) -> str:
+        return redact(self.url) if self.url else LOCAL
+
+
+def choose_store(url: str | None) -> None:
+    """--store URL: this command's store, ahead of the environment and the config file."""
+    _chosen[:] = [check_url(url, "--store")] if url is not None else []
+
+
+def current_choice(home: Path | None = None) -> StoreChoice:
+    home = home or runner_home()
+    config = read_config(home)
+    artifacts = os.environ.get(ARTIFACTS_VARIABLE) or config.get("artifacts")
+    artifacts_dir = Path(artifacts).expanduser() if artifacts else None
+    for url, source in ((_chosen[0] if _chosen else None, "--store"), (os.environ.get(STORE_VARIABLE), STORE_VARIABLE)):
+        if url:
+            return _choice(check_url(url, source), artifacts_dir, source)
+    if config.get("url"):
+        return _choice(check_url(config["url"], str(home / CONFIG_NAME)), artifacts_dir, str(home / CONFIG_NAME))
+    return StoreChoice(None, None, "default")
+
+
+def open_store(warn: Callable[[str], None] | None = None, home: Path | None = None) -> RunStore:
+    """The run store this command reads and writes; psycopg is imported only for a PostgreSQL store."""
+    home = home or runner_home()
+    choice = current_choice(home)
+    if choice.url is None:
+        from aoe_runner.runs.store import RunStore
+
+        return RunStore(home, warn=warn)
+    from aoe_runner.store.shared import SharedRunStore
+
+    return SharedRunStore(home, choice, warn=warn)
+
+
+def check_url(url: str, source: str) -> str:
+    url = url.strip()
+    secrets.remember(urlsplit(url).password if "://" in url else None)
+    if url == LOCAL:
+        return url
+    if urlsplit(url).scheme not in _SCHEMES:
+        raise UsageError(f"{source}: {redact(url)!r} is not a postgresql:// URL (or 'local')")
+    return url
+
+
+def redact(url: str) -> str:
+    """The URL as it may be shown or written: without its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return secrets.scrub(url)
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return secrets.scrub(urlunsplit(parts._replace(netloc=f"{user}@{host}" if user else host)))
+
+
+def read_config(home: Path) -> dict[str, str]:
+    try:
+        text = (home / CONFIG_NAME).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError as error:
+        raise UsageError(f"{home / CONFIG_NAME}: cannot read the store configuration: {error.strerror}") from None
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#"))
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def write_config(home: Path, url: str, artifacts: Path | None) -> Path:
+    """store.conf with the URL less its password (mode 0600 all the same: it names a server)."""
+    from aoe_runner.fsutil import atomic_write_text
+
+    lines = ["# written by 'aoe-runner store init'; passwords come from PGPASSWORD or ~/.pgpass, never from here"]
+    lines.append(f"url = {redact(url)}")
+    if artifacts is not None:
+        lines.append(f"artifacts = {artifacts}")
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / CONFIG_NAME
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+def _choice(url: str, artifacts: Path | None, source: str) -> StoreChoice:
+    return StoreChoice(None if url == LOCAL else url, None if url == LOCAL else artifacts, source)

@@ -1,0 +1,177 @@
+"""The shared run index on PostgreSQL: one row and the whole manifest per run, for every host of a team.
+
+Rows have the local index's columns (runs/index.py) plus the host that recorded the run and where its artifacts are.
+Writes are upserts by run id, so recording or pushing a run twice leaves one row. Every psycopg error becomes a
+StoreUnavailable whose message has passed through secrets.scrub(): psycopg may quote the connection string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aoe_runner.errors import ExitCode, InputError
+from aoe_runner.runs.index import _COLUMN_NAMES, RunFilter, RunRow, conditions, values_of
+from aoe_runner.runs.manifest import RunManifest, RunStatus
+from aoe_runner.store import pg_schema, secrets
+
+if TYPE_CHECKING:
+    import psycopg
+
+CONNECT_TIMEOUT_S = 5
+_TIMES = ("started_at", "ended_at")
+_STORED = (*_COLUMN_NAMES, "artifacts", "manifest")
+
+
+class StoreUnavailable(InputError):
+    """The shared store cannot be reached or used: one line, exit 4 (an input that cannot be read)."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+@dataclass(frozen=True)
+class OperatorResult:
+    kind: str  # operator or subgraph
+    name: str
+    tuned_us: float | None
+    baseline_us: float | None
+    speedup: float | None
+
+
+class PgIndex:
+    def __init__(self, url: str, shown: str) -> None:
+        self.url = url
+        self.shown = shown  # the URL without its password, for messages
+        self._connection: psycopg.Connection | None = None
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def record(self, manifest: RunManifest, artifacts: str, results: Sequence[OperatorResult] = ()) -> None:
+        """Insert or replace the run's row, manifest and operator results, in one transaction."""
+        from aoe_runner.jsontext import dump_json
+
+        values = [*values_of(manifest), artifacts, dump_json(manifest)]
+        placeholders = ", ".join(["%s"] * (len(values) - 1) + ["%s::jsonb"])
+        updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in _STORED[1:])
+        with self.transaction() as db:
+            db.execute(
+                f"INSERT INTO runs ({', '.join(_STORED)}) VALUES ({placeholders}) ON CONFLICT (id) DO UPDATE SET {updates}",
+                values,
+            )
+            db.execute("DELETE FROM run_results WHERE run_id = %s", (manifest.id,))
+            with db.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO run_results (run_id, kind, name, tuned_us, baseline_us, speedup)"
+                    " VALUES (%s, %s, %s, %s, %s, %s)",
+                    [(manifest.id, r.kind, r.name, r.tuned_us, r.baseline_us, r.speedup) for r in results],
+                )
+
+    def delete(self, ids: list[str]) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM runs WHERE id = ANY(%s)", (ids,))
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def rows(self, where: RunFilter) -> list[RunRow]:
+        found = conditions(where)
+        clauses = " AND ".join(f"{column} = %s" for column, _ in found)
+        query = f"SELECT {', '.join(_COLUMN_NAMES)} FROM runs {'WHERE ' + clauses if clauses else ''}"
+        query += " ORDER BY started_at DESC, id DESC"
+        if where.limit is not None:
+            query += f" LIMIT {int(where.limit)}"
+        with self.transaction() as db:
+            return [_row(values) for values in db.execute(query, [value for _, value in found])]
+
+    def manifest(self, run_id: str) -> tuple[RunManifest, str | None] | None:
+        """The run's manifest and where its artifacts are, or None when the store has no such run."""
+        from aoe_runner.jsontext import load_json
+
+        with self.transaction() as db:
+            found = db.execute("SELECT manifest::text, artifacts FROM runs WHERE id = %s", (run_id,)).fetchone()
+        return None if found is None else (load_json(RunManifest, found[0].encode()), found[1])
+
+    def versions(self, ids: list[str]) -> dict[str, tuple[str, str | None]]:
+        """status and end time of those of `ids` the store holds, to tell what a push must send."""
+        with self.transaction() as db:
+            found = db.execute("SELECT id, status, ended_at FROM runs WHERE id = ANY(%s)", (ids,))
+            return {run_id: (status, ended.isoformat() if ended else None) for run_id, status, ended in found}
+
+    def all_ids(self) -> set[str]:
+        with self.transaction() as db:
+            return {row[0] for row in db.execute("SELECT id FROM runs")}
+
+    def ids_starting_with(self, prefix: str, limit: int = 3) -> list[str]:
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self.transaction() as db:
+            found = db.execute("SELECT id FROM runs WHERE id LIKE %s ORDER BY id LIMIT %s", (pattern, limit))
+            return [row[0] for row in found]
+
+    def query(self, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with self.transaction() as db:
+            return list(db.execute(sql, values))
+
+    def check_writable(self) -> None:
+        with self.transaction() as db:
+            db.execute("SELECT 1 FROM runs LIMIT 0")
+
+    # -- connecting -----------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection]:
+        """One transaction; any psycopg error is a StoreUnavailable with a scrubbed message."""
+        import psycopg
+
+        try:
+            db = self._connect()
+            with db.transaction():
+                yield db
+        except psycopg.Error as error:
+            self.close()
+            raise StoreUnavailable(f"run store {self.shown}", _reason(error)) from None
+
+    def _connect(self) -> psycopg.Connection:
+        """The connection, opened again when the server went away since its last use (a restart during a run)."""
+        if self._connection is not None and not self._alive(self._connection):
+            self.close()
+        if self._connection is None:
+            import psycopg
+
+            self._connection = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, options="-c TimeZone=UTC"
+            )
+            if pg_schema.version_if_any(self._connection) != pg_schema.LATEST:
+                pg_schema.migrate(self._connection)
+        return self._connection
+
+    @staticmethod
+    def _alive(db: psycopg.Connection) -> bool:
+        import psycopg
+
+        if db.closed or db.broken:
+            return False
+        try:
+            db.execute("SELECT 1")
+            return True
+        except psycopg.OperationalError:
+            return False
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def _row(values: tuple[Any, ...]) -> RunRow:
+    fields = dict(zip(_COLUMN_NAMES, values, strict=True))
+    for name in _TIMES:
+        fields[name] = fields[name].isoformat() if fields[name] is not None else None
+    fields["status"] = RunStatus(fields["status"])
+    return RunRow(**fields)
+
+
+def _reason(error: BaseException) -> str:
+    """psycopg's message in one line, without a password."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return secrets.scrub(text)

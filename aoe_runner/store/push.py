@@ -1,0 +1,36 @@
+"""`aoe-runner runs push`: upload the runs this host recorded locally to the shared store, by run id.
+
+A run is sent when the store lacks it or holds an older state of it (another status or end time), so pushing twice
+sends nothing the second time, and a run recorded while the server was down arrives whole, with its end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aoe_runner.runs.index import RunFilter
+from aoe_runner.store.shared import SharedRunStore
+
+
+@dataclass
+class Pushed:
+    sent: list[str] = field(default_factory=list)
+    already: int = 0
+    unreadable: list[str] = field(default_factory=list)
+
+
+def push_local_runs(store: SharedRunStore) -> Pushed:
+    local = store.local_index.rows(RunFilter())
+    held = store.shared.versions([row.id for row in local])
+    pushed = Pushed()
+    for row in reversed(local):  # oldest first
+        if held.get(row.id) == (row.status.value, row.ended_at):
+            pushed.already += 1
+            continue
+        manifest = store.load_or_warn(row.id)
+        if manifest is None:
+            pushed.unreadable.append(row.id)
+            continue
+        store.shared.record(manifest, store.artifacts_note(manifest), store.results_of(manifest))
+        pushed.sent.append(row.id)
+    return pushed

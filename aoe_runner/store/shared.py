@@ -1,0 +1,167 @@
+"""A run store shared by a team's hosts: the index and manifests in PostgreSQL, artifacts in a shared directory.
+
+Every run this host records is also recorded locally, as by the local store (`runs/<id>/manifest.json` and
+`runs.db`), so a run never depends on the database: when the server cannot be reached, the run goes on, the record
+stays local, one warning says so, and `aoe-runner runs push` uploads it later. Reading commands read the database;
+when it cannot be reached they stop with one line (exit 4). Only this host's own runs are checked for a dead
+supervisor: a run of another host is shown as that host last recorded it.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+from aoe_runner.errors import InputError, UsageError
+from aoe_runner.runs.blobs import BlobStore
+from aoe_runner.runs.index import RunFilter, RunIndex, RunRow
+from aoe_runner.runs.manifest import MANIFEST_NAME, RunManifest, RunStatus
+from aoe_runner.runs.store import RunStore
+from aoe_runner.store.config import StoreChoice
+from aoe_runner.store.pg_index import PgIndex, StoreUnavailable
+
+PUSH_HINT = "'aoe-runner runs push' uploads it when the store is back"
+
+
+class SharedIndex:
+    """The local SQLite index for writes that must never fail a run, the shared one for everything read."""
+
+    def __init__(self, store: SharedRunStore, local: RunIndex, shared: PgIndex) -> None:
+        self.store = store
+        self.local = local
+        self.shared = shared
+
+    def upsert(self, manifest: RunManifest) -> None:
+        self.local.upsert(manifest)
+        self.store.publish(manifest)
+
+    def check_writable(self) -> None:
+        self.local.check_writable()
+
+    def rows(self, where: RunFilter) -> list[RunRow]:
+        return self.shared.rows(where)
+
+    def ids_starting_with(self, prefix: str, limit: int = 3) -> list[str]:
+        return self.shared.ids_starting_with(prefix, limit)
+
+    def all_ids(self) -> set[str]:
+        return self.shared.all_ids()
+
+    def delete(self, ids: list[str]) -> None:
+        raise UsageError("runs prune and runs rm act on this host's local history: run them with --store local")
+
+
+class SharedRunStore(RunStore):
+    def __init__(self, home: Path, choice: StoreChoice, warn: Callable[[str], None] | None = None) -> None:
+        super().__init__(home, warn)
+        assert choice.url is not None
+        self.choice = choice
+        self.host = socket.gethostname()
+        if choice.artifacts is not None:
+            self.runs_dir = choice.artifacts / "runs"
+            self.blobs = BlobStore(choice.artifacts)
+        self.shared = PgIndex(choice.url, choice.shown)
+        self.local_index = self.index
+        self.index = SharedIndex(self, self.local_index, self.shared)  # type: ignore[assignment]
+        self._artifacts: dict[str, Path] = {}  # where each run loaded from the database keeps its artifacts
+        self.offline = False
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def ensure_writable(self) -> None:
+        super().ensure_writable()
+        try:
+            self.shared.check_writable()
+        except StoreUnavailable as error:
+            self._went_offline(error, "this run")
+
+    def create_run_directory(self, started_at):  # type: ignore[no-untyped-def]
+        """As the local store, with 8 random hex digits: many hosts start runs in the same second."""
+        import secrets
+
+        while True:
+            run_id = f"{started_at:%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
+            directory = self.runs_dir / run_id
+            try:
+                directory.mkdir(parents=True)
+                return run_id, directory
+            except FileExistsError:
+                continue
+
+    def publish(self, manifest: RunManifest) -> bool:
+        """Send a run to the shared store; False (and one warning) when it cannot be reached."""
+        if self.offline:
+            return False
+        try:
+            self.shared.record(manifest, self.artifacts_note(manifest), self.results_of(manifest))
+            return True
+        except StoreUnavailable as error:
+            self._went_offline(error, f"run {manifest.id}")
+            return False
+
+    def artifacts_note(self, manifest: RunManifest) -> str:
+        directory = str(self.run_dir(manifest.id))
+        return directory if self.choice.artifacts is not None else f"{self.host}:{directory}"
+
+    def results_of(self, manifest: RunManifest):  # type: ignore[no-untyped-def]
+        from aoe_runner.store.best import operator_results
+
+        return operator_results(self, manifest)
+
+    def _went_offline(self, error: StoreUnavailable, what: str) -> None:
+        self.offline = True
+        self.warn(f"{error.message}; {what} is recorded on this host only ({self.home}); {PUSH_HINT}")
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def list(self, where: RunFilter | None = None) -> list[RunRow]:
+        rows = self.index.rows(where or RunFilter())
+        return [self._settle(row) if self._mine_running(row) else row for row in rows]
+
+    def load(self, run_id: str) -> RunManifest:
+        if (self.run_dir(run_id) / MANIFEST_NAME).is_file():
+            return super().load(run_id)
+        found = self.shared.manifest(run_id)
+        if found is None:
+            raise InputError(run_id, "no recorded run has this id (see 'aoe-runner runs list')")
+        manifest, artifacts = found
+        if artifacts:
+            self._artifacts[run_id] = Path(artifacts.split(":", 1)[1] if _on_a_host(artifacts) else artifacts)
+        return manifest
+
+    def run_dir(self, run_id: str) -> Path:
+        return self._artifacts.get(run_id) or self.runs_dir / run_id
+
+    def check_reachable(self, manifest: RunManifest) -> None:
+        directory = self.run_dir(manifest.id)
+        if not directory.is_dir():
+            host = manifest.fingerprint.hostname
+            raise InputError(
+                manifest.id,
+                f"its artifacts are on host {host} ({directory}), not reachable from here "
+                f"(set AOE_RUNNER_ARTIFACTS to a directory every host mounts)",
+            )
+
+    def resolve(self, reference: str, kind: str | None = None) -> RunManifest:
+        if reference != "latest" and reference and "/" not in reference and reference not in (".", ".."):
+            if not (self.run_dir(reference) / MANIFEST_NAME).is_file() and self.shared.manifest(reference) is not None:
+                return self._settled_manifest(reference)
+        return super().resolve(reference, kind)
+
+    def _mine_running(self, row: RunRow) -> bool:
+        return row.status is RunStatus.RUNNING and row.host == self.host
+
+    def _settled_manifest(self, run_id: str) -> RunManifest:
+        manifest = self.load(run_id)
+        if manifest.fingerprint.hostname != self.host:
+            return manifest  # another host's supervisor cannot be checked from here
+        return super()._settled_manifest(run_id)
+
+    def _try_index(self, manifest: RunManifest) -> None:
+        self.local_index.upsert(manifest)
+        self.publish(manifest)
+
+
+def _on_a_host(artifacts: str) -> bool:
+    return ":" in artifacts and not artifacts.startswith("/")

@@ -1,0 +1,87 @@
+"""A database password never shows: not in output, error messages, store.conf, manifests, the store or crash logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+
+from aoe_runner import crashlog
+from aoe_runner.cli import main
+from aoe_runner.store import secrets
+from aoe_runner.store.pg_index import PgIndex
+from tests.store.conftest import SharedHome
+from tests.store.pg_server import PASSWORD_ROLE, PgServer
+from tests.tune.runner import Home, aoe_runner, tune
+
+PASSWORD = "Tr0ub4dor-s3cret"
+
+
+@pytest.fixture
+def secret_url(pg_server: PgServer, pg_url: str) -> str:
+    database = urlsplit(pg_url).path.lstrip("/")
+    pg_server.sql(
+        f"DO $$ BEGIN CREATE ROLE {PASSWORD_ROLE} LOGIN PASSWORD '{PASSWORD}'; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+    )
+    pg_server.sql(f"GRANT ALL ON SCHEMA public TO {PASSWORD_ROLE}", database)
+    return pg_server.url(database, role=PASSWORD_ROLE, password=PASSWORD)
+
+
+def everything_under(root: Path) -> str:
+    return "".join(path.read_bytes().decode(errors="replace") for path in root.rglob("*") if path.is_file())
+
+
+def test_a_wrong_password_fails_in_one_line_that_does_not_show_it(tmp_path: Path, secret_url: str) -> None:
+    wrong = secret_url.replace(PASSWORD, "not-the-" + PASSWORD)
+    done = aoe_runner(Home(tmp_path), "--store", wrong, "runs", "list")
+    assert done.returncode == 4
+    assert "password authentication failed" in done.stderr
+    assert PASSWORD not in done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: run store postgresql://{PASSWORD_ROLE}@/")
+
+
+def test_store_init_tune_and_reading_never_write_or_print_the_password(tmp_path: Path, secret_url: str) -> None:
+    home = Home(tmp_path)
+    init = aoe_runner(home, "store", "init", secret_url)
+    assert init.returncode == 0, init.stderr
+    config = (tmp_path / "home" / "store.conf").read_text()
+    assert PASSWORD not in config and f"url = postgresql://{PASSWORD_ROLE}@/" in config
+    denied = aoe_runner(home, "runs", "list")  # store.conf has no password, and none is given
+    assert denied.returncode == 4 and PASSWORD not in denied.stderr
+    shared = SharedHome(tmp_path, secret_url)
+    code, out, err = tune(shared, "progress", "--reports", "2", "--interval", "0.05")
+    assert code == 0, err
+    outputs = [out, err]
+    for command in (("runs", "list"), ("runs", "show", "latest", "--json"), ("runs", "push"), ("bank", "best")):
+        done = aoe_runner(shared, *command)
+        assert done.returncode == 0, done.stderr
+        outputs += [done.stdout, done.stderr]
+    assert all(PASSWORD not in text for text in outputs)
+    assert PASSWORD not in everything_under(tmp_path / "home")
+    with psycopg.connect(secret_url) as db:
+        stored = db.execute("SELECT string_agg(manifest::text || coalesce(artifacts, ''), '') FROM runs").fetchone()[0]
+    assert stored and PASSWORD not in stored
+
+
+def test_a_crash_with_the_url_in_its_message_keeps_the_password_out_of_the_log_and_stderr(
+    secret_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], _fenced_home: Path
+) -> None:
+    def broken(self: PgIndex, where: object) -> None:
+        raise RuntimeError(f"could not use {secret_url} (password={PASSWORD})")
+
+    monkeypatch.setattr(PgIndex, "rows", broken)
+    assert main(["--store", secret_url, "runs", "list"]) == 3
+    err = capsys.readouterr().err
+    (log,) = (_fenced_home / "crash-logs").iterdir()
+    text = log.read_text()
+    assert "RuntimeError: could not use postgresql://" in text and "--store" in text
+    assert PASSWORD not in text and PASSWORD not in err
+
+
+def test_scrub_hides_passwords_in_urls_conninfo_and_those_seen_before() -> None:
+    secrets.remember("hunter2-xyz")
+    text = "postgresql://me:pw@db/x host=db password='a b' user=me, then hunter2-xyz and password=plain"
+    assert secrets.scrub(text) == "postgresql://me:***@db/x host=db password=*** user=me, then *** and password=***"
+    assert crashlog is not None

@@ -1,0 +1,126 @@
+"""A team's history in PostgreSQL (issue 17): tune records there, every reading command reads there, runs of other
+hosts are listed, shown and compared, and the store is chosen by --store, AOE_RUNNER_STORE or `store init`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import psycopg
+
+from aoe_runner.jsontext import dump_json
+from aoe_runner.runs.manifest import RunManifest
+from aoe_runner.store.pg_index import PgIndex
+from tests.store.conftest import SharedHome, as_host
+from tests.tune.runner import Home, aoe_runner, tune
+
+HOST = socket.gethostname()
+
+
+def tune_ok(home: Home) -> str:
+    code, _, err = tune(home, "progress", "--reports", "2", "--interval", "0.05")
+    assert code == 0, err
+    assert "recorded on this host only" not in err
+    return json.loads(aoe_runner(home, "runs", "list", "--json", "--limit", "1").stdout)["id"]
+
+
+def listed(home: Home, *options: str) -> list[dict]:
+    done = aoe_runner(home, "runs", "list", "--json", "--all", *options)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_tune_records_in_the_shared_store_and_reading_commands_read_it(shared_home: SharedHome) -> None:
+    run_id = tune_ok(shared_home)
+    with psycopg.connect(shared_home.url) as db:
+        (status, host, manifest) = db.execute("SELECT status, host, manifest FROM runs WHERE id = %s", (run_id,)).fetchone()
+    assert (status, host, manifest["id"]) == ("succeeded", HOST, run_id)
+    assert [row["host"] for row in listed(shared_home, "--host", HOST)] == [HOST]
+    assert listed(shared_home, "--host", "elsewhere") == []
+    assert listed(shared_home, "--soc", "Ascend910B3") == []  # the simulator's host has no SoC
+    shown = aoe_runner(shared_home, "runs", "show", run_id)
+    assert f"host       {HOST}," in shown.stdout
+    report = aoe_runner(shared_home, "report", "--run", run_id, "--format", "json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["totals"]["operators"] == 4
+    best = aoe_runner(shared_home, "bank", "best", "--script", "train.py", "--json")
+    assert best.returncode == 0, best.stderr
+    assert {json.loads(line)["run"] for line in best.stdout.splitlines()} == {run_id}
+
+
+def test_runs_of_other_hosts_are_listed_and_shown_but_their_local_artifacts_are_not_read(
+    shared_home: SharedHome, template: RunManifest
+) -> None:
+    index = PgIndex(shared_home.url, "store")
+    for number, (host, soc) in enumerate([("host-b", "Ascend910B3"), ("host-b", "Ascend910B4"), ("host-c", "Ascend910B3")]):
+        manifest = as_host(template, f"20260102-00000{number}-0000000{number}", host, soc, minutes=number)
+        index.record(manifest, f"{host}:/var/lib/aoe-runner/runs/{manifest.id}")
+    assert [row["id"][-1] for row in listed(shared_home, "--host", "host-b")] == ["1", "0"]
+    assert [row["host"] for row in listed(shared_home, "--soc", "Ascend910B3")] == ["host-c", "host-b"]
+    assert [row["id"][-1] for row in listed(shared_home, "--host", "host-b", "--soc", "Ascend910B4")] == ["1"]
+    shown = aoe_runner(shared_home, "runs", "show", "20260102-000001")
+    assert shown.returncode == 0, shown.stderr
+    assert "host       host-b, CANN" in shown.stdout
+    report = aoe_runner(shared_home, "report", "--run", "20260102-000001-00000001")
+    assert report.returncode == 4
+    assert report.stderr.strip().splitlines() == [
+        "error: 20260102-000001-00000001: its artifacts are on host host-b (/var/lib/aoe-runner/runs/20260102-000001-00000001), "
+        "not reachable from here (set AOE_RUNNER_ARTIFACTS to a directory every host mounts)"
+    ]
+
+
+def test_with_shared_artifacts_another_host_reports_and_diffs_across_hosts_with_the_drift_check(
+    tmp_path: Path, pg_url: str
+) -> None:
+    artifacts = tmp_path / "nfs"
+    host_a = SharedHome(tmp_path / "a", pg_url, artifacts)
+    first, second = tune_ok(host_a), tune_ok(host_a)
+    assert (artifacts / "runs" / first / "manifest.json").is_file()
+    # the second run, as if host-b had recorded it on another SoC: its artifacts in the shared directory
+    moved = artifacts / "runs" / f"{second}-b"
+    shutil.copytree(artifacts / "runs" / second, moved)
+    manifest = RunManifest.model_validate_json((moved / "manifest.json").read_text())
+    other = manifest.model_copy(
+        update={
+            "id": moved.name,
+            "fingerprint": manifest.fingerprint.model_copy(update={"hostname": "host-b", "soc": "Ascend910B4"}),
+        }
+    )
+    (moved / "manifest.json").write_text(dump_json(other))
+    PgIndex(pg_url, "store").record(other, str(moved))
+    host_b = SharedHome(tmp_path / "b", pg_url, artifacts)  # another home: nothing of these runs is local to it
+    assert aoe_runner(host_b, "report", "--run", first, "--run", other.id).returncode == 0
+    refused = aoe_runner(host_b, "report", "--diff", first, other.id)
+    assert refused.returncode == 5
+    assert "SoC None != Ascend910B4" in refused.stderr or "SoC unknown != Ascend910B4" in refused.stderr
+    allowed = aoe_runner(host_b, "report", "--diff", first, other.id, "--allow-env-drift")
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def test_the_store_is_chosen_by_option_then_environment_then_store_init(tmp_path: Path, pg_url: str) -> None:
+    home = Home(tmp_path)
+    assert aoe_runner(home, "runs", "list").stdout == "no runs recorded\n"
+    init = aoe_runner(home, "store", "init", pg_url)
+    assert init.returncode == 0, init.stderr
+    assert "ready (schema version 3)" in init.stderr
+    config = (tmp_path / "home" / "store.conf").read_text()
+    assert f"url = {pg_url}" in config
+    tune_ok(home)  # recorded in the store that store init chose
+    assert len(listed(home)) == 1
+    with psycopg.connect(pg_url) as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+    local = aoe_runner(home, "--store", "local", "runs", "list", "--json")
+    assert len(local.stdout.splitlines()) == 1  # the local record of the same run
+    wrong = aoe_runner(home, "--store", "mysql://x@y/z", "runs", "list")
+    assert (wrong.returncode, wrong.stderr) == (
+        2,
+        "error: --store: 'mysql://x@y/z' is not a postgresql:// URL (or 'local') (see 'aoe-runner --help')\n",
+    )
+
+
+def test_commands_that_need_a_shared_store_say_so(tmp_path: Path) -> None:
+    done = aoe_runner(Home(tmp_path), "bank", "best", "--soc", "Ascend910B3")
+    assert done.returncode == 2
+    assert "bank best needs a shared store" in done.stderr
