@@ -8,7 +8,8 @@ killed-mid-write (one complete result file, then SIGKILL halfway through a secon
 log lines as fast as it can), sleep, hostile-results DIR (writes each file of DIR as a live result
 file, and a FIFO named like one, then goes on), daemon (a setsid double-forked daemon, then exit 0),
 grandchild (a child with a child of its own, then hang), fill-disk PATH (write PATH until the disk is
-full, then exit 0), leave-stubborn (a child that ignores SIGTERM, then exit 0).
+full, then exit 0), leave-stubborn (a child that ignores SIGTERM, then exit 0), brief-child (a child that
+ends 50 ms after the script).
 `--pid-file F` appends the pid of every process it starts.
 """
 
@@ -187,6 +188,16 @@ def leave_stubborn(options: argparse.Namespace) -> int:
     return 0
 
 
+def brief_child(options: argparse.Namespace) -> int:
+    """A helper that ends a moment after the script: exiting together, not left behind."""
+    ready = Path(f"{options.pid_file or os.devnull}.child-ready")
+    child = [sys.executable, "-c", f"import pathlib, time; pathlib.Path({str(ready)!r}).touch(); time.sleep(0.05)"]
+    subprocess.Popen(child)
+    while options.pid_file and not ready.exists():  # exit once it runs, whatever its start-up took
+        time.sleep(0.005)
+    return 0
+
+
 def aoe_errors(options: argparse.Namespace) -> int:
     """AOE's own error lines, then its finished marker, and no result file (as when the script sets its own work path)."""
     print("in tune mode, training graph handled by tools", flush=True)
@@ -304,6 +315,7 @@ BEHAVIOURS = {
     "grandchild": grandchild,
     "fill-disk": fill_disk,
     "leave-stubborn": leave_stubborn,
+    "brief-child": brief_child,
     "aoe-errors": aoe_errors,
 }
 

@@ -185,6 +185,19 @@ def test_a_setsid_daemon_started_by_the_script_is_stopped_and_named(home: Home) 
     assert f"pid {daemon_pid} " in err and "left processes running" in err
 
 
+def test_a_child_ending_just_after_the_script_is_not_left_behind(home: Home) -> None:
+    """The end is looked at as soon as the script exits, but what ends with it is not named a leftover."""
+    pid_file = home.root / "pids"
+
+    code, _, err = tune(home, "brief-child", "--pid-file", str(pid_file))
+
+    assert code == 0, err
+    assert Path(f"{pid_file}.child-ready").exists()  # the child did run
+    manifest = home.only_manifest()
+    assert manifest["status"] == "succeeded" and manifest["leftover_processes"] == []
+    assert "left processes running" not in err
+
+
 def test_what_a_killed_supervisor_leaves_behind_keeps_the_device_locked(home: Home) -> None:
     pid_file = home.root / "pids"
     process = start_tune(home, "grandchild", "--pid-file", str(pid_file))
