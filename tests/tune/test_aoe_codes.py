@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,33 @@ def test_where_the_output_is_cut_into_chunks_changes_nothing(cuts: list[int]) ->
     chunks = [LOG[start:end] for start, end in zip([0, *points], [*points, len(LOG)], strict=True)]
 
     assert scan(chunks) == scan([LOG])
+
+
+_LINES = st.sampled_from(
+    [
+        b"step 1 loss 0.5 lr 0.0001\n",
+        b"throughput 1234.5 samples/s\n",
+        b"[ERROR] AOE [EG0013] x\n",
+        b"WG0000 low memory\n",
+        b"E",
+        b"W",
+        b"G10001\n",
+        b"not a code: XEG0013 EG001\n",
+    ]
+)
+
+
+@given(st.lists(_LINES, max_size=40), st.lists(st.integers(min_value=0, max_value=2_000), max_size=12))
+def test_plain_output_between_codes_changes_nothing(lines: list[bytes], cuts: list[int]) -> None:
+    """Chunks without an E or a W take a shortcut; a code cut between such a chunk and the next is still seen."""
+    text = b"".join(lines)
+    points = sorted({min(cut, len(text)) for cut in cuts})
+    chunks = [text[start:end] for start, end in zip([0, *points], [*points, len(text)], strict=True)]
+    expected: dict[str, int] = {}
+    for code in re.findall(rb"(?<![A-Za-z0-9])([EW][A-Z]\d{4,5})(?![A-Za-z0-9])", text + b"\n"):
+        expected[code.decode()] = expected.get(code.decode(), 0) + 1
+
+    assert scan(chunks) == expected
 
 
 @pytest.mark.parametrize("code", sorted(CLASSES))
