@@ -13,6 +13,8 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -52,30 +54,85 @@ def _tree_rss(process: psutil.Process) -> int:
         return 0
 
 
+@dataclass(frozen=True)
+class Section:
+    """One benchmark: how to measure it, and its text and target rows for docs/benchmarks.md."""
+
+    measure: Callable[[argparse.Namespace], object]
+    render: Callable[[object, argparse.Namespace], str]
+    target_rows: Callable[[object], list[tuple[str, str, float, float, bool]]]
+
+
+SECTIONS: dict[str, Section] = {
+    "report": Section(
+        lambda args: report_bench.measure(args.rounds, args.quick),
+        lambda f, args: report_bench.render(f),  # type: ignore[arg-type]
+        report_bench.target_rows,  # type: ignore[arg-type]
+    ),
+    "tune": Section(
+        lambda args: tune_bench.measure(args.rounds, timed),
+        lambda f, args: tune_bench.render(f, args.rounds),  # type: ignore[arg-type]
+        tune_bench.target_rows,  # type: ignore[arg-type]
+    ),
+    "history": Section(
+        lambda args: history_bench.measure(args.rounds),
+        lambda f, args: history_bench.render(f),  # type: ignore[arg-type]
+        lambda f: [],
+    ),
+    "verify": Section(
+        lambda args: verify_bench.measure(VERIFY_ROUNDS),
+        lambda f, args: verify_bench.render(f),  # type: ignore[arg-type]
+        verify_bench.target_rows,  # type: ignore[arg-type]
+    ),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller report corpora (40 and 20 files)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"comma-separated sections to measure (of {', '.join(SECTIONS)}); the others keep their figures",
+    )
     args = parser.parse_args()
-    print("report benchmarks", flush=True)
-    report_figures = report_bench.measure(args.rounds, args.quick)
-    print("tune and run-history benchmarks", flush=True)
-    tune_figures = tune_bench.measure(args.rounds, timed)
-    print("history storage benchmarks", flush=True)
-    history_figures = history_bench.measure(args.rounds)
-    print("verify benchmarks", flush=True)
-    verify_figures = verify_bench.measure(VERIFY_ROUNDS)
-    text = header(args.rounds)
-    text += "\n" + report_bench.render(report_figures)
-    text += "\n" + tune_bench.render(tune_figures, args.rounds)
-    text += "\n" + history_bench.render(history_figures)
-    text += "\n" + verify_bench.render(verify_figures)
-    rows = report_bench.target_rows(report_figures) + tune_bench.target_rows(tune_figures)
-    text += targets(rows + verify_bench.target_rows(verify_figures))
-    print(text)
+    chosen = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(SECTIONS))
+    if unknown:
+        parser.error(f"--only: unknown section {', '.join(unknown)}")
+    blocks = {}
+    for name in chosen:
+        print(f"{name} benchmarks", flush=True)
+        section = SECTIONS[name]
+        figures = section.measure(args)
+        blocks[name] = section.render(figures, args) + targets(section.target_rows(figures))
+    print("\n\n".join(blocks.values()))
     if not args.no_write:
-        (ROOT / "docs" / "benchmarks.md").write_text(text, encoding="utf-8")
+        path = ROOT / "docs" / "benchmarks.md"
+        previous = path.read_text(encoding="utf-8") if path.exists() else ""
+        path.write_text(splice(previous, header(args.rounds), blocks), encoding="utf-8")
+
+
+def splice(document: str, header_text: str, blocks: dict[str, str]) -> str:
+    """The document with a new header and each named block replaced (or added at the end); other text stays."""
+    first = document.find(_ANY_BEGIN)
+    rest = document[first:] if first >= 0 else ""  # the header before the first block is made anew
+    for name, block in blocks.items():
+        begin, end = _BEGIN.format(name=name), _END.format(name=name)
+        marked = f"{begin}\n{block.strip()}\n{end}"
+        if begin in rest and end in rest:
+            before, _, after = rest.partition(begin)
+            rest = before + marked + after.partition(end)[2]
+        else:
+            rest = rest.rstrip("\n") + ("\n\n" if rest else "") + marked
+    return header_text + "\n" + rest.rstrip("\n") + "\n"
+
+
+_ANY_BEGIN = "<!-- bench:"
+_BEGIN = _ANY_BEGIN + "{name} -->"
+_END = "<!-- /bench:{name} -->"
 
 
 def header(rounds: int) -> str:
@@ -94,12 +151,14 @@ def header(rounds: int) -> str:
 
 
 def targets(checks: list[tuple[str, str, float, float, bool]]) -> str:
-    """The issues' targets beside what this run measured."""
+    """The issues' targets beside what this run measured (nothing when a section has none)."""
+    if not checks:
+        return ""
     rows = []
     for name, target, value, bound, at_least in checks:
         met = value >= bound if at_least else value <= bound
         rows.append(f"| {name} | {target} | {value:.2f} | {'met' if met else '**not met**'} |")
-    return "\n".join(["", "## Targets", "", "| what | target | measured | |", "|---|---|---|---|", *rows, ""])
+    return "\n".join(["", "", "Targets:", "", "| what | target | measured | |", "|---|---|---|---|", *rows, ""])
 
 
 if __name__ == "__main__":

@@ -27,13 +27,34 @@ SIMULATOR = ROOT / "tests" / "simulator" / "train.py"
 LOG_BYTES = 200_000_000
 SLEEP_S = 30
 RUNS = 10_000
+RELAY_ROUNDS = 7
 TUNE = [sys.executable, "-m", "aoe_runner", "tune", str(SIMULATOR), "--mode", "op", "--force", "--"]
 
 
 @dataclass
+class Relay:
+    """Interleaved rounds of the flood through aoe-runner and through tee: (wall, CPU) seconds each."""
+
+    tune: list[tuple[float, float]]
+    tee: list[tuple[float, float]]
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+    @property
+    def ratio(self) -> float:
+        """Median of the per-round wall-time ratios: each pair ran back to back, under about the same load."""
+        return statistics.median(tune[0] / tee[0] for tune, tee in zip(self.tune, self.tee, strict=True))
+
+    def row(self, name: str, runs: list[tuple[float, float]]) -> str:
+        walls, cpus = [run[0] for run in runs], [run[1] for run in runs]
+        return (
+            f"| {name} | {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f}) | {statistics.median(cpus):.2f} s |"
+        )
+
+
+@dataclass
 class TuneFigures:
-    relay_tune_s: float
-    relay_tee_s: float
+    relay: Relay
     supervisor_cpu_pct: float
     script_cpu_pct: float
     sampled_s: float
@@ -44,27 +65,24 @@ class TuneFigures:
 
     @property
     def relay_ratio(self) -> float:
-        return self.relay_tune_s / self.relay_tee_s
+        return self.relay.ratio
 
 
 def measure(rounds: int, timed) -> TuneFigures:  # type: ignore[no-untyped-def]
     with tempfile.TemporaryDirectory() as scratch:
         env = _env(Path(scratch))
-        tune_times, tee_times = [], []
-        tune = [
-            *TUNE,
-            "flood",
-            str(LOG_BYTES),
-        ]
+        tune = [*TUNE, "flood", str(LOG_BYTES)]
         tee = ["sh", "-c", f'"{sys.executable}" "{SIMULATOR}" flood {LOG_BYTES} | tee "{scratch}/tee.log" >/dev/null']
-        for _ in range(rounds):
-            tune_times.append(timed(tune, env=env)[0])
-            tee_times.append(timed(tee, env=env)[0])
+        load_before = os.getloadavg()
+        tune_runs, tee_runs = [], []
+        for _ in range(max(rounds, RELAY_ROUNDS)):
+            tune_runs.append(_wall_and_cpu(tune, env))
+            tee_runs.append(_wall_and_cpu(tee, env))
+        load_after = os.getloadavg()
         supervisor_pct, script_pct, sampled = _supervision_cost(env)
         reindex, list_s, list_all, baseline = _runs_list(Path(scratch) / "history")
     return TuneFigures(
-        statistics.median(tune_times),
-        statistics.median(tee_times),
+        Relay(tune_runs, tee_runs, load_before, load_after),
         supervisor_pct,
         script_pct,
         sampled,
@@ -73,6 +91,18 @@ def measure(rounds: int, timed) -> TuneFigures:  # type: ignore[no-untyped-def]
         baseline,
         reindex,
     )
+
+
+def _wall_and_cpu(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds, and the CPU seconds (user + system) of the command and every process it waited for."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"benchmark command failed ({process.returncode}): {' '.join(command)}")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 def _env(scratch: Path) -> dict[str, str]:
@@ -165,14 +195,18 @@ def render(figures: TuneFigures, rounds: int) -> str:
             "## `aoe-runner tune` and the run history",
             "",
             f"Log relay: the simulator (`tests/simulator/train.py flood`) writes {LOG_BYTES / 1e6:.0f} MB of log",
-            f"lines; median of {rounds} interleaved rounds. aoe-runner relays them to its stdout (here /dev/null)",
-            "and to the run's log, and scans them for AOE's markers; the baseline pipes the same script",
-            "through `tee` to a file. The aoe-runner figure includes its start-up, preflight and run record.",
+            f"lines; {len(f.relay.tune)} interleaved rounds. aoe-runner relays them to its stdout (here /dev/null)",
+            "and to the run's log, and scans them for AOE's markers and error codes; the baseline pipes the same",
+            "script through `tee` to a file. The aoe-runner figure includes its start-up (about 0.5 s), preflight",
+            "and run record. CPU time is that of the whole pipeline, the script included. Load average",
+            f"{_load(f.relay.load_before)} before, {_load(f.relay.load_after)} after.",
             "",
-            "| command | median wall time | ratio to tee |",
+            "| command | median wall time (min-max) | median CPU time |",
             "|---|---|---|",
-            f"| `script \\| tee log` | {f.relay_tee_s:.2f} s | 1.00 |",
-            f"| `aoe-runner tune script` | {f.relay_tune_s:.2f} s | {f.relay_ratio:.2f} |",
+            f.relay.row("`script \\| tee log`", f.relay.tee),
+            f.relay.row("`aoe-runner tune script`", f.relay.tune),
+            "",
+            f"Ratio to tee (median of the per-round ratios): {f.relay_ratio:.2f}.",
             "",
             f"Supervision cost while the script sleeps {SLEEP_S} s, sampled over {f.sampled_s:.0f} s of the sleep:",
             f"aoe-runner's own CPU time is {supervisor_ms:.0f} ms ({f.supervisor_cpu_pct:.3f}% of one core); the",
@@ -186,6 +220,10 @@ def render(figures: TuneFigures, rounds: int) -> str:
             "",
         ]
     )
+
+
+def _load(load: tuple[float, float, float]) -> str:
+    return " / ".join(f"{value:.2f}" for value in load)
 
 
 def target_rows(figures: TuneFigures) -> list[tuple[str, str, float, float, bool]]:
