@@ -13,6 +13,7 @@ from aoe_runner import __version__
 from aoe_runner._click import AoeTyper, click_exceptions
 from aoe_runner.cli_options import (
     CSV,
+    HTML,
     JSON,
     MARKDOWN,
     TABLE,
@@ -32,6 +33,7 @@ from aoe_runner.terminal import Terminal
 
 DEFAULT_THRESHOLD_PCT = 2.0  # aoe_runner.diff's default (a test keeps them equal), so --help need not build diff models
 COMPLETE_VARIABLE = "_AOE_RUNNER_COMPLETE"  # click's shell-completion protocol, for the program name aoe-runner
+INVOKED: list[str] = []  # the arguments of the command being run
 
 app = AoeTyper(
     name="aoe-runner",
@@ -77,13 +79,15 @@ def report(
         typer.Argument(help="Result files, directories (searched recursively) or glob patterns.", metavar="PATH"),
     ] = None,
     diff: Annotated[bool, typer.Option("--diff", help="Compare two sets of results: the two PATHs are OLD and NEW.")] = False,
-    output_format: Annotated[str | None, format_option(TABLE, JSON, CSV, MARKDOWN)] = None,
+    output_format: Annotated[str | None, format_option(TABLE, JSON, CSV, MARKDOWN, HTML, notes=" (html: with -o FILE)")] = None,
     as_json: Annotated[bool, json_option()] = False,
     output: Annotated[str | None, output_option("Write the result (only when there is one)")] = None,
     wide: Annotated[bool, wide_option()] = False,
     top: Annotated[
         str | None,
-        typer.Option("--top", metavar="N", help="Rows per list, at least 1 [default: 20 for table and markdown, all otherwise]."),
+        typer.Option(
+            "--top", metavar="N", help="Rows per list, at least 1 [default: 20 for table and markdown, 2000 for html, else all]."
+        ),
     ] = None,
     min_gain: Annotated[
         str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain'.")
@@ -117,13 +121,18 @@ def report(
     """Summarise result files or recorded runs into the bank they imply; --diff compares two (default: the newest runs)."""
     from aoe_runner import reporting
 
-    chosen = choose_format(output_format, as_json, (TABLE, JSON, CSV, MARKDOWN))
+    chosen = choose_format(output_format, as_json, (TABLE, JSON, CSV, MARKDOWN, HTML))
     rows = whole_number(top, "--top", minimum=1)
     min_gain_pct = parse_percent(min_gain, "--min-gain")
     threshold_pct = DEFAULT_THRESHOLD_PCT if threshold is None else parse_percent(threshold, "--threshold")
     paths = (paths or []) + ([str(_samples_directory())] if samples else [])
     runs = [required_text(reference, "--run") for reference in runs or []]
-    formatter = chosen.formatter(width=terminal.width(wide))
+    if chosen is HTML:
+        from aoe_runner.cli_html import html_formatter
+
+        formatter = html_formatter(output)
+    else:
+        formatter = chosen.formatter(width=terminal.width(wide))
     if not diff:
         if fail_on_regression or threshold is not None or allow_env_drift or script is not None:
             raise UsageError("--threshold, --fail-on-regression, --allow-env-drift and --script need --diff")
@@ -137,7 +146,7 @@ def report(
         return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
     if script is not None and (paths or runs):
         raise UsageError("--script picks the two runs to compare; it cannot be given with paths or --run")
-    old_paths, new_paths = _diff_sides(paths + runs, allow_env_drift, script)
+    old_paths, new_paths = _diff_sides(paths + runs, allow_env_drift, script, getattr(formatter, "drift", []))
     result, old, new = reporting.diff_paths(old_paths, new_paths, threshold_pct, allow_empty=allow_empty)
     _print_problems([old, new])
     if not old.files_loaded or not new.files_loaded:
@@ -270,8 +279,9 @@ def _run_paths(references: list[str]) -> list[str]:
     return [path for reference in references for path in run_result_paths(store, store.resolve(reference, kind=TUNING))]
 
 
-def _diff_sides(sides: list[str], allow_env_drift: bool, script: str | None) -> tuple[list[str], list[str]]:
-    """OLD and NEW as paths: two paths or runs, or with none the two newest succeeded tuning runs of one script and mode."""
+def _diff_sides(sides: list[str], allow_env_drift: bool, script: str | None, drift: list[str]) -> tuple[list[str], list[str]]:
+    """OLD and NEW as paths: two paths or runs, or with none the two newest succeeded tuning runs of one script and mode;
+    the differences of the two runs' environments, when they are allowed, are added to drift."""
     from aoe_runner.runs.sources import check_comparable, resolve_side, run_result_paths
     from aoe_runner.store.config import open_store
 
@@ -287,6 +297,7 @@ def _diff_sides(sides: list[str], allow_env_drift: bool, script: str | None) -> 
     if old_run is not None and new_run is not None:
         for difference in check_comparable(old_run, new_run, allow_env_drift):
             terminal.warning(f"comparing across environments: {difference}")
+            drift.append(difference)
     return old_paths, new_paths
 
 
@@ -317,8 +328,9 @@ def run(argv: Sequence[str] | None = None) -> int:
 
         prepare_completion()
     command = typer.main.get_command(app)
+    INVOKED[:] = list(sys.argv[1:] if argv is None else argv)  # for pages that name the command that made them
     try:
-        code = command.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="aoe-runner", standalone_mode=False)
+        code = command.main(args=INVOKED.copy(), prog_name="aoe-runner", standalone_mode=False)
     except click_exceptions.UsageError as error:
         terminal.error(usage_line(error))
         return ExitCode.USAGE
@@ -347,4 +359,4 @@ def usage_line(error: click_exceptions.UsageError) -> str:
     return f"{usage_message(error, command)} (see '{command} --help')"
 
 
-from aoe_runner import cli_runs, cli_store  # noqa: E402, F401  (register tune, verify, runs, bank and store on app)
+from aoe_runner import cli_html, cli_runs, cli_store  # noqa: E402, F401  (register tune, verify, runs, bank, store, runs report)

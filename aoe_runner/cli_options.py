@@ -15,6 +15,7 @@ from aoe_runner.render import OutputFormat
 from aoe_runner.terminal import Terminal
 
 TABLE, JSON, CSV, MARKDOWN = OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.CSV, OutputFormat.MARKDOWN
+HTML = OutputFormat.HTML
 MAX_PERCENT = 1000.0
 
 

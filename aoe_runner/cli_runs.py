@@ -382,7 +382,7 @@ def verify(
         ),
     ] = None,
     output_format: Annotated[
-        str, typer.Option("--format", "-f", metavar="FORMAT", help="table, markdown, csv (per run) or json.")
+        str, typer.Option("--format", "-f", metavar="FORMAT", help="table, markdown, csv (per run), json or html (with -o FILE).")
     ] = "table",
     output: Annotated[
         str | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report here (- is stdout).")
@@ -403,8 +403,12 @@ def verify(
     from aoe_runner.verify.session import VerifyRequest, run_verify
     from aoe_runner.verify.stats import Verdict
 
-    if output_format not in ("table", "markdown", "csv", "json"):
-        raise UsageError(f"--format: {output_format!r} is not one of table, markdown, csv, json")
+    if output_format not in ("table", "markdown", "csv", "json", "html"):
+        raise UsageError(f"--format: {output_format!r} is not one of table, markdown, csv, json, html")
+    if output_format == "html":
+        from aoe_runner.cli_html import page_context
+
+        context = page_context(output)  # before any run: a usage error must not cost a verification
 
     def optional_percent(text: str | None, option: str) -> float | None:
         return parse_percent(text, option) if text is not None else None
@@ -434,6 +438,11 @@ def verify(
         from aoe_runner.jsontext import dump_json
 
         text = dump_json(report)
+    elif output_format == "html":
+        from aoe_runner.html.page import render
+        from aoe_runner.html.verify_page import verify_page
+
+        text = render(verify_page(report, report.step_times_ms), context)
     else:
         from aoe_runner.render.verify_report import render_verify, render_verify_csv
 

@@ -143,7 +143,7 @@ def test_script_arguments_before_dashes_are_refused(cli, tmp_path: Path) -> None
     [
         (
             ["report", "x", "-f", "xml"],
-            "error: --format: 'xml' is not one of table, json, csv, markdown (see 'aoe-runner report --help')\n",
+            "error: --format: 'xml' is not one of table, json, csv, markdown, html (see 'aoe-runner report --help')\n",
         ),
         (
             ["report", "x", "--top", "-1"],

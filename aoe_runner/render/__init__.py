@@ -24,6 +24,7 @@ class OutputFormat(str, Enum):
     JSON = "json"
     CSV = "csv"
     MARKDOWN = "markdown"
+    HTML = "html"  # a whole page, written with -o FILE (aoe_runner.html)
 
     def formatter(self, width: int | None = None) -> Formatter:
         """Build the formatter this choice names (tables fit `width` columns); modules load only when chosen."""
@@ -31,6 +32,11 @@ class OutputFormat(str, Enum):
             from aoe_runner.render.json_format import JsonFormatter
 
             return JsonFormatter()
+        if self is OutputFormat.HTML:
+            from aoe_runner.html.formatter import HtmlFormatter
+            from aoe_runner.html.page import PageContext
+
+            return HtmlFormatter(PageContext.of([]))
         if self is OutputFormat.CSV:
             from aoe_runner.render.csv_format import CsvFormatter
 

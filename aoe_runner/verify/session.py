@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from aoe_runner.devlock import BankLock, DeviceLock, LockHolder
 from aoe_runner.errors import InputError, Interrupted, UsageError
@@ -74,6 +74,12 @@ class VerifyReport(BaseModel):
     gates_passed: bool = Field(description="Every gate passed (true when none was given).")
     evidence: Evidence
     warnings: list[str] = Field(description="What makes the figures less trustworthy, e.g. runs with few step times.")
+    _step_times_ms: list[list[float]] | None = PrivateAttr(default=None)  # not in the JSON: for the HTML page's boxes
+
+    @property
+    def step_times_ms(self) -> list[list[float]] | None:
+        """Each run's step times after warm-up, in ms and in run order; None for a report read back from JSON."""
+        return self._step_times_ms
 
 
 @dataclass
@@ -270,7 +276,7 @@ def _report(
     comparison = compare(by_arm["baseline"], by_arm["tuned"], request.threshold_pct)
     gates = evaluate(comparison, request.gates)
     warmup = f"{request.warmup} (--warmup)" if request.warmup is not None else "up to 5, at most a quarter of each run's steps"
-    return VerifyReport(
+    report = VerifyReport(
         verification=verification,
         script=str(plan.script.resolve()),
         arguments=plan.arguments,
@@ -286,6 +292,8 @@ def _report(
         evidence=evidence,
         warnings=_warnings(reader, evidence, len(measured)),
     )
+    report._step_times_ms = [run.kept_ms for run in measured]
+    return report
 
 
 def _warnings(reader: StepReader, evidence: Evidence, runs: int) -> list[str]:

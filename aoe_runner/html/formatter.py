@@ -1,0 +1,34 @@
+"""`--format html` for `report` and `report --diff`: the render.Formatter interface, writing whole pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aoe_runner.html.page import DEFAULT_TOP, PageContext, render
+
+if TYPE_CHECKING:
+    from aoe_runner.diff import BankDiff
+    from aoe_runner.summary import BankSummary
+
+
+@dataclass
+class HtmlFormatter:
+    context: PageContext
+    drift: list[str] = field(default_factory=list)  # environment differences of the two runs a diff compares
+
+    def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str:
+        from aoe_runner.html.summary_page import summary_page
+
+        return render(summary_page(data, top or DEFAULT_TOP), self.context)
+
+    def summary(self, summary: BankSummary, top: int | None) -> str:
+        data = summary.model_dump(mode="json")  # the plain data the page reads, as Loaded.data holds it
+        data["legacy"] = summary.legacy
+        return self.summary_data(data, top, lambda: summary)
+
+    def diff(self, diff: BankDiff, top: int | None) -> str:
+        from aoe_runner.html.diff_page import diff_page
+
+        return render(diff_page(diff, top or DEFAULT_TOP, self.drift), self.context)

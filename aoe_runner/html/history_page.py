@@ -1,0 +1,146 @@
+"""The history page (`runs report --format html`): per tuning run, over time, the time saved, the entries added
+and updated, the bank's size and the status; hovering or clicking a run shows the `runs show` line for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aoe_runner.html.charts import COLORS, Chart, layout
+from aoe_runner.html.escape import cell, label
+from aoe_runner.html.page import Column, Page, Table
+
+if TYPE_CHECKING:
+    from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.runs.store import RunStore
+
+MIB = 2**20
+SIZE_UNITS = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (1, "bytes"))
+STATUS_COLORS = {"succeeded": COLORS["good"], "failed": COLORS["bad"], "timed_out": COLORS["bad"],
+                 "interrupted": COLORS["warn"], "abandoned": COLORS["warn"], "running": COLORS["neutral"]}  # fmt: skip
+COLUMNS = [
+    Column("run"), Column("started"), Column("status"), Column("mode"), Column("script", "long"),
+    Column("operators added", "number"), Column("operators updated", "number"), Column("subgraphs added", "number"),
+    Column("subgraphs updated", "number"),
+    Column("operator time saved µs", "number"), Column("subgraph time saved ms", "number"), Column("bank MiB", "number"),
+    Column("result files", "number"),
+]  # fmt: skip
+
+
+@dataclass
+class HistoryRun:
+    manifest: RunManifest
+    operator_saved_us: float | None  # from the run's result files; None when it has none that can be read
+    subgraph_saved_ms: float | None
+
+    @property
+    def bank_bytes(self) -> int | None:
+        after = self.manifest.bank_after
+        return after.total_bytes if after is not None and after.exists else None
+
+    @property
+    def bank_mib(self) -> float | None:
+        size = self.bank_bytes
+        return None if size is None else size / MIB
+
+
+def history_runs(store: RunStore, script: str | None) -> list[HistoryRun]:
+    """Every tuning run (of script, when given), oldest first, with the time its results saved."""
+    from aoe_runner.runs.store import TUNING, RunFilter
+
+    rows = store.list(RunFilter(script=script, kind=TUNING))
+    manifests = [m for m in (store.load_or_warn(row.id) for row in reversed(rows)) if m is not None]
+    return [_with_savings(store, manifest) for manifest in manifests]
+
+
+def _with_savings(store: RunStore, manifest: RunManifest) -> HistoryRun:
+    from aoe_runner.reporting import summarize_paths
+
+    if not manifest.result_files:
+        return HistoryRun(manifest, None, None)
+    directory = store.run_dir(manifest.id)
+    loaded = summarize_paths([str(directory / result.recorded) for result in manifest.result_files], allow_empty=True)
+    if not loaded.files_loaded:
+        return HistoryRun(manifest, None, None)
+    totals = loaded.data["totals"]
+    return HistoryRun(manifest, totals["operator_time_saved_us"], totals["subgraph_time_saved_ms"])
+
+
+def history_page(runs: list[HistoryRun], script: str | None) -> Page:
+    title = f"aoe-runner run history of {script}" if script else "aoe-runner run history"
+    statuses: dict[str, int] = {}
+    for run in runs:
+        statuses[run.manifest.status.value] = statuses.get(run.manifest.status.value, 0) + 1
+    facts = [("tuning runs", f"{len(runs):,}")] + [(status, f"{count:,}") for status, count in sorted(statuses.items())]
+    if runs:
+        facts.append(("from", f"{runs[0].manifest.started_at:%Y-%m-%d %H:%M}"))
+        facts.append(("to", f"{runs[-1].manifest.started_at:%Y-%m-%d %H:%M}"))
+    charts = [_time_saved(runs), _entries(runs), _bank(runs)] if runs else []
+    notes = [] if runs else ["No tuning runs are recorded" + (f" for {script}" if script else "") + "."]
+    return Page(
+        title, facts=facts, charts=charts, table=Table("Runs, newest last", COLUMNS, [_row(r) for r in runs]), notes=notes
+    )
+
+
+def _axis_data(runs: list[HistoryRun]) -> dict[str, Any]:
+    return {"x": [r.manifest.started_at.isoformat() for r in runs], "customdata": [r.manifest.id for r in runs]}
+
+
+def _saved_words(us: float | None) -> str:
+    return "none" if us is None else f"{us:,.1f} µs"
+
+
+def _time_saved(runs: list[HistoryRun]) -> Chart:
+    colors = [STATUS_COLORS.get(r.manifest.status.value, COLORS["muted"]) for r in runs]
+    saved = [r.operator_saved_us for r in runs]
+    hover = [
+        f"run {label(r.manifest.id)} ({r.manifest.status.value})<br>operator time saved: {_saved_words(s)}"
+        for r, s in zip(runs, saved, strict=True)
+    ]
+    traces = [{"type": "bar", "name": "operator time saved", "y": saved, "marker": {"color": colors}, **_axis_data(runs),
+               "hovertext": hover, "hoverinfo": "text"}]  # fmt: skip
+    if any(r.subgraph_saved_ms for r in runs):
+        traces.append({"type": "scatter", "mode": "lines+markers", "name": "subgraph time saved (ms, right axis)",
+                       "y": [r.subgraph_saved_ms for r in runs], "yaxis": "y2", **_axis_data(runs),
+                       "hovertemplate": "run %{customdata}: %{y:,.3f} ms<extra></extra>"})  # fmt: skip
+    chart_layout = layout("run start (time)", "operator time saved (µs)", xaxis={"type": "date"})
+    chart_layout["yaxis2"] = {"title": {"text": "subgraph time saved (ms)"}, "overlaying": "y", "side": "right"}
+    return Chart("Time saved per run (bar colour: status)", traces, chart_layout, run_links=True)
+
+
+def _entries(runs: list[HistoryRun]) -> Chart:
+    series = (("operators_added", "operators added"), ("operators_updated", "operators updated"),
+              ("subgraphs_added", "subgraphs added"), ("subgraphs_updated", "subgraphs updated"))  # fmt: skip
+    traces = [
+        {"type": "scatter", "mode": "lines+markers", "name": name, "y": [getattr(r.manifest.progress, key) for r in runs],
+         **_axis_data(runs), "hovertemplate": "run %{customdata}: %{y:,} " + name + "<extra></extra>"}
+        for key, name in series
+    ]  # fmt: skip
+    return Chart(
+        "Entries added and updated per run", traces, layout("run start (time)", "entries (count)", xaxis={"type": "date"}), True
+    )
+
+
+def _bank(runs: list[HistoryRun]) -> Chart:
+    largest = max((r.bank_bytes or 0 for r in runs), default=0)
+    scale, unit = next((scale, unit) for scale, unit in SIZE_UNITS if largest >= scale or scale == 1)
+    traces = []
+    for status, color in STATUS_COLORS.items():
+        picked = [r for r in runs if r.manifest.status.value == status]
+        if picked:
+            sizes = [None if r.bank_bytes is None else r.bank_bytes / scale for r in picked]
+            traces.append(
+                {"type": "scatter", "mode": "markers", "name": status, "y": sizes, **_axis_data(picked),
+                 "marker": {"color": color, "size": 9},
+                 "hovertemplate": "run %{customdata}: %{y:,.2f} " + unit + "<extra>" + status + "</extra>"}
+            )  # fmt: skip
+    chart_layout = layout("run start (time)", f"bank size ({unit})", xaxis={"type": "date"})
+    return Chart("Bank size after each run, by status", traces, chart_layout, run_links=True)
+
+
+def _row(r: HistoryRun) -> list[Any]:
+    m = r.manifest
+    p = m.progress
+    return [cell(m.id), f"{m.started_at:%Y-%m-%d %H:%M:%S}", m.status.value, m.mode_label, cell(m.script), p.operators_added,
+            p.operators_updated, p.subgraphs_added, p.subgraphs_updated, r.operator_saved_us, r.subgraph_saved_ms, r.bank_mib,
+            len(m.result_files)]  # fmt: skip

@@ -1,0 +1,130 @@
+"""`--format html` on the command line, and what every page holds, without a browser."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from aoe_runner.diff import diff_summaries
+from aoe_runner.html.formatter import HtmlFormatter
+from aoe_runner.html.page import PageContext
+from aoe_runner.reporting import summarize_paths
+from tests.conftest import SAMPLES
+from tests.html.pages import HOSTILE_NAMES, write_ops
+from tests.test_imports import _loaded, _offending
+from tests.tune.runner import SIMULATOR
+
+NEVER_WITHOUT_HTML = ["plotly", "aoe_runner.html"]
+
+
+def page_data(page: str) -> dict:
+    found = re.search(r'<script type="application/json" id="page-data">(.*?)</script>', page, re.DOTALL)
+    assert found is not None
+    return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def test_html_needs_an_output_file(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("report", str(SAMPLES), "--format", "html")
+
+    assert result.code == 2
+    assert result.out == ""
+    assert result.err.strip() == (
+        "error: --format html writes a whole page (about 5 MB with its charting library): give -o FILE, or -o - for stdout "
+        "(see 'aoe-runner report --help')"
+    )
+
+
+def test_html_to_stdout_when_asked_by_name(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("report", str(SAMPLES), "--format", "HTML", "-o", "-")
+
+    assert result.code == 0
+    assert result.out.startswith("<!DOCTYPE html>") and result.out.endswith("</html>\n")
+
+
+def test_a_page_is_self_contained_and_says_where_it_came_from(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page = tmp_path / "report.html"
+    assert cli("report", str(SAMPLES), "--format", "html", "-o", str(page)).code == 0
+    text = page.read_text(encoding="utf-8")
+
+    assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link\b|@import|https?://[^\s\"']*\.(js|css)\b", text)
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in text
+    assert "<title>aoe-runner report</title>" in text
+    assert re.search(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC by aoe-runner 0\.1\.0 with <code>aoe-runner report ", text)
+    assert text.count("<script") == 3 and text.count("</script>") == 3
+    data = page_data(text)
+    assert len(data["charts"]) == 6 and len(data["table"]["rows"]) == 18
+    axis_titles = [chart["layout"][axis]["title"]["text"] for chart in data["charts"] for axis in ("xaxis", "yaxis")]
+    assert "time saved (µs)" in axis_titles and "model time (ms)" in axis_titles
+
+
+def test_hostile_names_cannot_end_the_data_script(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    folder = write_ops(tmp_path / "r", [(name, "Conv2D", 10.0 + i, 5.0) for i, name in enumerate(HOSTILE_NAMES)]).parent
+    page = tmp_path / "hostile.html"
+    assert cli("report", str(folder), "--format", "html", "-o", str(page)).code == 0
+    text = page.read_text(encoding="utf-8")
+
+    assert text.count("</script>") == 3 and "<script>alert" not in text and "<img src=x" not in text
+    names = [row[1] for row in page_data(text)["table"]["rows"]]
+    assert "<script>alert(1)</script>" in names and "lone\\ud800surrogate" in names
+
+
+def test_the_table_is_bounded_and_says_what_it_left_out(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    folder = write_ops(tmp_path / "r", [(f"op_{i}", "Add", 100.0 + i, 50.0) for i in range(30)]).parent
+    page = tmp_path / "top.html"
+    assert cli("report", str(folder), "--format", "html", "-o", str(page), "--top", "10").code == 0
+    text = page.read_text(encoding="utf-8")
+
+    assert len(page_data(text)["table"]["rows"]) == 10
+    assert "30 operators: the table shows the first 10; 20 left out (--top 10)" in text
+    assert sum(page_data(text)["charts"][0]["traces"][0]["y"]) == 30  # the histogram counts every entry
+
+
+def test_a_diff_page_warns_of_environment_drift_at_the_top() -> None:
+    old = summarize_paths([str(SAMPLES / "training_opat")]).summary
+    new = summarize_paths([str(SAMPLES / "retune")]).summary
+    formatter = HtmlFormatter(PageContext.of(["report", "--diff"]), drift=["CANN version 8.0.RC1 != 8.1.RC1"])
+
+    text = formatter.diff(diff_summaries(old, new), None)
+
+    warning = text.index('<section class="warnings" role="alert">')
+    assert warning < text.index('class="facts"')
+    assert "comparing across environments: CANN version 8.0.RC1 != 8.1.RC1" in text
+    assert "1 entry regressed beyond 2%" in text
+
+
+def test_the_summary_model_and_its_plain_data_make_the_same_page() -> None:
+    loaded = summarize_paths([str(SAMPLES)])
+    formatter = HtmlFormatter(PageContext.of(["report"]))
+
+    assert formatter.summary(loaded.summary, None) == loaded.render(formatter, None)
+
+
+def test_verify_refuses_html_without_a_file_before_running_anything(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("verify", str(SIMULATOR), "--bank", str(tmp_path), "--format", "html", "--", "steps", "40")
+
+    assert result.code == 2
+    assert "give -o FILE" in result.err
+    assert "baseline" not in result.err  # no run started
+
+
+def test_runs_report_on_an_empty_history(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page = tmp_path / "history.html"
+
+    assert cli("runs", "report", "-o", str(page)).code == 0
+    text = page.read_text(encoding="utf-8")
+    assert "No tuning runs are recorded." in text and page_data(text)["charts"] == []
+    assert cli("runs", "report", "--format", "json", "-o", str(page)).code == 2
+    assert cli("runs", "report").code == 2
+
+
+def test_other_formats_and_help_never_load_plotly_or_the_pages(tmp_path: Path) -> None:
+    for arguments in (("report", str(SAMPLES), "--format", "json"), ("report", str(SAMPLES)), ("report", "--help")):
+        assert _offending(_loaded(tmp_path, *arguments), NEVER_WITHOUT_HTML) == [], arguments
+
+
+def test_an_html_report_reads_plotly_js_without_importing_plotly_or_the_summary_models(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path, "report", str(SAMPLES), "--format", "html", "-o", str(tmp_path / "page.html"))
+
+    assert _offending(loaded, ["plotly", "aoe_runner.summary", "tabulate"]) == []
+    assert (tmp_path / "page.html").stat().st_size < 6 * 2**20
