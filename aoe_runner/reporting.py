@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import marshal
 import os
+import signal
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.errors import InputError
+from aoe_runner.lifeline import die_with
 from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, FileRow
 from aoe_runner.results.loader import find_result_files, parse_result_file, read_with_status
 
@@ -142,17 +144,23 @@ def _merge_parts(paths: list[str], workers: int, cache: ReportCache | None) -> I
     if workers <= 1 or len(paths) < 2:
         yield _merge_chunk(paths, cache)
         return
-    from concurrent.futures import ProcessPoolExecutor
-
     chunk_count = min(len(paths), workers * CHUNKS_PER_WORKER)
     chunks = [(paths[start::chunk_count], cache) for start in range(chunk_count)]
-    with ProcessPoolExecutor(workers - 1, mp_context=_process_context()) as pool:
-        others = pool.map(_merge_chunk_in_worker, chunks[1:])
+    # A Pool, not a ProcessPoolExecutor: leaving the block terminates the workers at once (on Ctrl-C too),
+    # where the executor waits for each to finish its share.
+    with _process_context().Pool(workers - 1, initializer=_start_worker, initargs=(os.getpid(),)) as pool:
+        others = pool.imap(_merge_chunk_in_worker, chunks[1:])
         yield _merge_chunk(*chunks[0])  # this process takes a share too: one state fewer to send back
         for wire, legacy, loaded, errors, stamps in others:
             state = BankState.from_wire(marshal.loads(wire))
             state.legacy = legacy
             yield state, loaded, errors, stamps
+
+
+def _start_worker(parent: int) -> None:
+    """Ctrl-C is the parent's to handle (it stops the workers); a worker dies with the parent, whatever kills it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with(parent)
 
 
 def _merge_chunk_in_worker(

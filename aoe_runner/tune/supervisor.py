@@ -22,8 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aoe_runner.errors import InputError
+from aoe_runner.lifeline import die_with_this_process
 from aoe_runner.tune.relay import TerminalWriter
-from aoe_runner.tune.tree import Leftover, ScriptTree, linux_prctl, set_subreaper
+from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 READ_SIZE = 1 << 20
@@ -34,7 +35,6 @@ _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 PIPE_DRAIN_S = 2.0  # after everything is killed, how long to wait for pipes something unkillable still holds
 SETTLE_S = 0.2  # after the script exits, how long its processes get to exit with it before they count as left over
 LEFTOVER_POLL_S = 0.1
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -128,7 +128,7 @@ class Supervisor:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group, away from our terminal's Ctrl-C
-                preexec_fn=_die_with_parent(),
+                preexec_fn=die_with_this_process(),
                 pass_fds=self.inherit_fds,
             )
         except OSError as error:
@@ -349,18 +349,3 @@ def _pidfd_open(pid: int) -> int | None:
         return opener(pid)
     except OSError:  # kernels before 5.3
         return None
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """In the child: ask the kernel to SIGKILL it when aoe-runner dies, so a killed supervisor leaves no orphan."""
-    prctl = linux_prctl()
-    if prctl is None:
-        return None
-    parent = os.getpid()
-
-    def set_death_signal() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before the request took effect
-            os._exit(1)
-
-    return set_death_signal

@@ -10,13 +10,12 @@ busy for as long as any of them lives (see `tune.supervisor`).
 
 from __future__ import annotations
 
-import ctypes
 import os
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import psutil
+
+from aoe_runner.lifeline import linux_prctl
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -29,16 +28,6 @@ class Leftover:
 
     def describe(self) -> str:
         return f"pid {self.pid} ({self.command or self.name})"
-
-
-def linux_prctl() -> Callable[..., int] | None:
-    """The C library's prctl(2), or None off Linux or where it cannot be found."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
-    except (OSError, AttributeError):
-        return None
 
 
 def set_subreaper(enabled: bool) -> bool:
