@@ -241,7 +241,7 @@ def runs_prune(
         script=script,
         kind=_kind(kind),
     )
-    store = open_store(warn=terminal.warning)
+    store = open_store(warn=terminal.warning, local_only="runs prune")
     return _remove(store, select(store, rule), really=yes and not dry_run, hint="pass --yes to remove them")
 
 
@@ -253,7 +253,7 @@ def runs_rm(
     """Remove these runs and the stored bank contents only they needed; a live run is refused."""
     from aoe_runner.store.config import open_store
 
-    store = open_store(warn=terminal.warning)
+    store = open_store(warn=terminal.warning, local_only="runs rm")
     chosen = {manifest.id: manifest for manifest in (store.resolve(required_text(reference, "RUN")) for reference in runs)}
     rows = [row for row in store.list() if row.id in chosen]
     return _remove(store, rows, really=not dry_run, hint=None)

@@ -44,6 +44,8 @@ TUNING = "tune"
 
 
 class RunStore:
+    ID_RANDOM_BYTES = 2  # run ids end in this many random bytes, in hex
+
     def __init__(self, home: Path, warn: Callable[[str], None] | None = None) -> None:
         self.home = home
         self.runs_dir = home / "runs"
@@ -77,7 +79,7 @@ class RunStore:
 
     def create_run_directory(self, started_at: datetime) -> tuple[str, Path]:
         while True:
-            run_id = f"{started_at:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+            run_id = f"{started_at:%Y%m%d-%H%M%S}-{secrets.token_hex(self.ID_RANDOM_BYTES)}"
             directory = self.runs_dir / run_id
             try:
                 directory.mkdir(parents=True)

@@ -59,10 +59,16 @@ def current_choice(home: Path | None = None) -> StoreChoice:
     return StoreChoice(None, None, "default")
 
 
-def open_store(warn: Callable[[str], None] | None = None, home: Path | None = None) -> RunStore:
-    """The run store this command reads and writes; psycopg is imported only for a PostgreSQL store."""
+def open_store(warn: Callable[[str], None] | None = None, home: Path | None = None, local_only: str | None = None) -> RunStore:
+    """The run store this command reads and writes; psycopg is imported only for a PostgreSQL store.
+
+    local_only names a command that acts on this host's local history only (removing runs): with a shared store
+    chosen it is refused, before anything is touched, unless --store local says which history is meant.
+    """
     home = home or runner_home()
     choice = current_choice(home)
+    if choice.url is not None and local_only:
+        raise UsageError(f"{local_only} removes runs from this host's local history only: run it with --store local")
     if choice.url is None:
         from aoe_runner.runs.store import RunStore
 

@@ -19,7 +19,7 @@ from aoe_runner.runs.index import RunFilter, RunIndex, RunRow
 from aoe_runner.runs.manifest import MANIFEST_NAME, RunManifest, RunStatus
 from aoe_runner.runs.store import RunStore
 from aoe_runner.store.config import StoreChoice
-from aoe_runner.store.pg_index import PgIndex, StoreUnavailable
+from aoe_runner.store.pg_index import OperatorResult, PgIndex, StoreUnavailable
 
 PUSH_HINT = "'aoe-runner runs push' uploads it when the store is back"
 
@@ -53,6 +53,8 @@ class SharedIndex:
 
 
 class SharedRunStore(RunStore):
+    ID_RANDOM_BYTES = 4  # many hosts start runs in the same second: 8 hex digits keep their ids apart
+
     def __init__(self, home: Path, choice: StoreChoice, warn: Callable[[str], None] | None = None) -> None:
         super().__init__(home, warn)
         assert choice.url is not None
@@ -76,19 +78,6 @@ class SharedRunStore(RunStore):
         except StoreUnavailable as error:
             self._went_offline(error, "this run")
 
-    def create_run_directory(self, started_at):  # type: ignore[no-untyped-def]
-        """As the local store, with 8 random hex digits: many hosts start runs in the same second."""
-        import secrets
-
-        while True:
-            run_id = f"{started_at:%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
-            directory = self.runs_dir / run_id
-            try:
-                directory.mkdir(parents=True)
-                return run_id, directory
-            except FileExistsError:
-                continue
-
     def publish(self, manifest: RunManifest) -> bool:
         """Send a run to the shared store; False (and one warning) when it cannot be reached."""
         if self.offline:
@@ -104,7 +93,7 @@ class SharedRunStore(RunStore):
         directory = str(self.run_dir(manifest.id))
         return directory if self.choice.artifacts is not None else f"{self.host}:{directory}"
 
-    def results_of(self, manifest: RunManifest):  # type: ignore[no-untyped-def]
+    def results_of(self, manifest: RunManifest) -> list[OperatorResult]:
         from aoe_runner.store.best import operator_results
 
         return operator_results(self, manifest)
@@ -157,10 +146,6 @@ class SharedRunStore(RunStore):
         if manifest.fingerprint.hostname != self.host:
             return manifest  # another host's supervisor cannot be checked from here
         return super()._settled_manifest(run_id)
-
-    def _try_index(self, manifest: RunManifest) -> None:
-        self.local_index.upsert(manifest)
-        self.publish(manifest)
 
 
 def _on_a_host(artifacts: str) -> bool:

@@ -124,3 +124,13 @@ def test_commands_that_need_a_shared_store_say_so(tmp_path: Path) -> None:
     done = aoe_runner(Home(tmp_path), "bank", "best", "--soc", "Ascend910B3")
     assert done.returncode == 2
     assert "bank best needs a shared store" in done.stderr
+
+
+def test_prune_and_rm_act_on_the_local_history_only_and_say_so(shared_home: SharedHome) -> None:
+    run_id = tune_ok(shared_home)
+    for command in (("runs", "prune", "--keep", "0", "--yes"), ("runs", "rm", run_id)):
+        refused = aoe_runner(shared_home, *command)
+        assert refused.returncode == 2
+        assert "removes runs from this host's local history only: run it with --store local" in refused.stderr
+    assert aoe_runner(shared_home, "--store", "local", "runs", "rm", run_id).returncode == 0
+    assert [row["id"] for row in listed(shared_home)] == [run_id]  # still in the shared store

@@ -1,12 +1,13 @@
 """One host's worth of runs, recorded as `tune` records them: `python -m tests.store.writer URL HOST COUNT HOME TEMPLATE`.
 
 Used by the load test and bench/store_bench.py: many of these at once pose as many hosts writing one shared store.
-Prints the ids it recorded, one a line.
+Prints the ids it recorded, one a line, and on stderr its own wall time (`elapsed SECONDS`).
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -45,4 +46,6 @@ def record_runs(url: str, host: str, count: int, home: Path, template: RunManife
 if __name__ == "__main__":
     url, host, count, home, template = sys.argv[1:6]
     manifest = load_json(RunManifest, Path(template).read_bytes())
+    start = time.perf_counter()
     print("\n".join(record_runs(url, host, int(count), Path(home), manifest)))
+    print(f"elapsed {time.perf_counter() - start:.3f}", file=sys.stderr)
