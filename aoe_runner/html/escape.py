@@ -24,9 +24,13 @@ def text(value: object) -> str:
     return html.escape(visible(str(value)))
 
 
-def label(value: str) -> str:
-    """A name for a plotly label: shown as itself, since plotly reads tags and entities in labels."""
-    return html.escape(visible(value), quote=False)
+def label(value: str, limit: int | None = None) -> str:
+    """A name for a plotly label: shown as itself, since plotly reads tags and entities in labels; cut to limit
+    characters (before escaping, so no entity is cut) with an ellipsis."""
+    shown = visible(value)
+    if limit is not None and len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return html.escape(shown, quote=False)
 
 
 def cell(value: str | None) -> str | None:

@@ -38,6 +38,7 @@ class Chart:
     traces: list[dict[str, Any]]
     layout: dict[str, Any]
     run_links: bool = False  # a point's customdata is a run id: clicking it shows `aoe-runner runs show ID`
+    narrow_hides: str | None = None  # an axis ("yaxis") of long names whose tick labels a phone-width screen hides
 
 
 @dataclass
@@ -67,7 +68,9 @@ class Page:
 
 def render(page: Page, context: PageContext) -> str:
     data = {
-        "charts": [{"traces": c.traces, "layout": c.layout, "runLinks": c.run_links} for c in page.charts],
+        "charts": [
+            {"traces": c.traces, "layout": c.layout, "runLinks": c.run_links, "narrowHides": c.narrow_hides} for c in page.charts
+        ],
         "table": _table_data(page.table),
     }
     parts = [

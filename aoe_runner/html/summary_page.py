@@ -15,6 +15,7 @@ from aoe_runner.summary_data import operator_label
 
 TOP_OPERATORS = 20
 TOP_TYPES = 25
+LABEL_LIMIT = 60  # characters of a name on an axis; hover shows it whole
 COLUMNS = [
     Column("kind"), Column("name", "long"), Column("op types"), Column("mode"), Column("unit"), Column("before", "number"),
     Column("after", "number"), Column("speed-up", "number"), Column("time saved", "number"), Column("update"),
@@ -69,16 +70,13 @@ def _top_operators(operators: list[dict[str, Any]]) -> list[Chart]:
     top = [e for e in operators[:TOP_OPERATORS] if e["time_saved_us"] > 0][::-1]  # largest at the top of the chart
     if not top:
         return []
-    names = [label(operator_label(e)) for e in top]
-    hover = [
-        f"{name}<br>saved {e['time_saved_us']:,.2f} µs, speed-up {_times(e['speedup'])}"
-        for name, e in zip(names, top, strict=True)
-    ]
-    trace = {"type": "bar", "orientation": "h", "y": names, "x": [e["time_saved_us"] for e in top], "hovertext": hover,
+    ticks = [f"{len(top) - rank}. {label(operator_label(e), LABEL_LIMIT)}" for rank, e in enumerate(top)]  # unique when cut
+    hover = [f"{label(operator_label(e))}<br>saved {e['time_saved_us']:,.2f} µs, speed-up {_times(e['speedup'])}" for e in top]
+    trace = {"type": "bar", "orientation": "h", "y": ticks, "x": [e["time_saved_us"] for e in top], "hovertext": hover,
              "hoverinfo": "text", "marker": {"color": COLORS["good"]}, "name": "time saved"}  # fmt: skip
     chart_layout = layout("time saved (µs)", "", yaxis={"type": "category", "tickfont": {"size": 10}})
     chart_layout["height"] = 380
-    return [Chart(f"Top {len(top)} operators by time saved", [trace], chart_layout)]
+    return [Chart(f"Top {len(top)} operators by time saved", [trace], chart_layout, narrow_hides="yaxis")]
 
 
 def _op_types(operators: list[dict[str, Any]], threshold: float, min_gain_pct: float) -> list[Chart]:

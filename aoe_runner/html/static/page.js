@@ -25,6 +25,7 @@
 
   var drawn = data.charts.map(function (chart, index) {
     var element = document.getElementById("chart-" + index);
+    if (narrow && chart.narrowHides) chart.layout[chart.narrowHides].showticklabels = false;  // names need the width
     return Plotly.newPlot(element, chart.traces, chart.layout, config).then(function () {
       if (chart.runLinks) {
         element.on("plotly_click", pickRun);
