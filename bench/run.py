@@ -3,7 +3,8 @@
 The report benchmarks (bench/report_bench.py: throughput against a bare json.loads loop and jq, with the
 machine's CPUs and pinned to one, plain and mypyc-compiled, the cache's second run, growth with files,
 start-up), then the tune, run-history and verify benchmarks (bench/tune_bench.py, bench/history_bench.py,
-bench/verify_bench.py). Results go to stdout and, in full, to docs/benchmarks.md.
+bench/verify_bench.py), and --format html against json (bench/html_bench.py). Results go to stdout and, in
+full, to docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import history_bench  # noqa: E402
+import html_bench  # noqa: E402
 import report_bench  # noqa: E402
 import tune_bench  # noqa: E402
 import verify_bench  # noqa: E402
@@ -78,6 +80,11 @@ SECTIONS: dict[str, Section] = {
         lambda args: history_bench.measure(args.rounds),
         lambda f, args: history_bench.render(f),  # type: ignore[arg-type]
         lambda f: [],
+    ),
+    "html": Section(
+        lambda args: html_bench.measure(max(args.rounds, html_bench.MIN_ROUNDS), args.quick),
+        lambda f, args: html_bench.render(f),  # type: ignore[arg-type]
+        html_bench.target_rows,  # type: ignore[arg-type]
     ),
     "verify": Section(
         lambda args: verify_bench.measure(VERIFY_ROUNDS),
