@@ -79,15 +79,20 @@ class SharedRunStore(RunStore):
             self._went_offline(error, "this run")
 
     def publish(self, manifest: RunManifest) -> bool:
-        """Send a run to the shared store; False (and one warning) when it cannot be reached."""
-        if self.offline:
-            return False
+        """Send a run to the shared store; False (and one warning) when it cannot be reached.
+
+        Every write is tried, so a run whose start was recorded locally only still reaches the store at its end
+        when the server is back by then; the warning that it went away, and the note that it came back, are said once.
+        """
         try:
             self.shared.record(manifest, self.artifacts_note(manifest), self.results_of(manifest))
-            return True
         except StoreUnavailable as error:
             self._went_offline(error, f"run {manifest.id}")
             return False
+        if self.offline:
+            self.offline = False
+            self.warn(f"the run store {self.choice.shown} is reachable again: run {manifest.id} is recorded there")
+        return True
 
     def artifacts_note(self, manifest: RunManifest) -> str:
         directory = str(self.run_dir(manifest.id))
@@ -99,6 +104,8 @@ class SharedRunStore(RunStore):
         return operator_results(self, manifest)
 
     def _went_offline(self, error: StoreUnavailable, what: str) -> None:
+        if self.offline:
+            return
         self.offline = True
         self.warn(f"{error.message}; {what} is recorded on this host only ({self.home}); {PUSH_HINT}")
 

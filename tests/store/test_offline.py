@@ -70,3 +70,19 @@ def test_a_server_killed_mid_run_loses_nothing_once_pushed(tmp_path: Path, own_s
     assert shown == manifest
     with psycopg.connect(url) as db:
         assert db.execute("SELECT status, count(*) FROM runs GROUP BY status").fetchall() == [("succeeded", 1)]
+
+
+def test_a_run_started_while_the_server_was_down_reaches_it_at_its_end(tmp_path: Path, own_server: PgServer) -> None:
+    url = own_server.url("aoe")
+    own_server.stop("immediate")
+    home = SharedHome(tmp_path, url)
+    process = start_tune(home, "progress", "--reports", "4", "--interval", "0.5")
+    wait_for_output(process, "step 1.0:")
+    own_server.start()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert err.count("recorded on this host only") == 1
+    (manifest,) = home.manifests()
+    assert f"is reachable again: run {manifest['id']} is recorded there" in err
+    with psycopg.connect(url) as db:
+        assert db.execute("SELECT id, status FROM runs").fetchall() == [(manifest["id"], "succeeded")]

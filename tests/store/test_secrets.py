@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -85,3 +87,15 @@ def test_scrub_hides_passwords_in_urls_conninfo_and_those_seen_before() -> None:
     text = "postgresql://me:pw@db/x host=db password='a b' user=me, then hunter2-xyz and password=plain"
     assert secrets.scrub(text) == "postgresql://me:***@db/x host=db password=*** user=me, then *** and password=***"
     assert crashlog is not None
+
+
+def test_the_password_can_come_from_a_pgpass_file_alone(tmp_path: Path, secret_url: str) -> None:
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"*:*:*:{PASSWORD_ROLE}:{PASSWORD}\n")
+    pgpass.chmod(0o600)
+    home = SharedHome(tmp_path, secret_url.replace(f":{PASSWORD}@", "@"))
+    done = subprocess.run(
+        [sys.executable, "-m", "aoe_runner", "runs", "list"], env={**home.env, "PGPASSFILE": str(pgpass)},
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "no runs recorded\n", "")
