@@ -11,9 +11,9 @@ from aoe_runner.html.formatter import HtmlFormatter
 from aoe_runner.html.page import PageContext
 from aoe_runner.reporting import summarize_paths
 from tests.conftest import SAMPLES
-from tests.html.pages import HOSTILE_NAMES, write_ops
+from tests.html.pages import HOSTILE_NAMES, verify_page, write_ops
 from tests.test_imports import _loaded, _offending
-from tests.tune.runner import SIMULATOR
+from tests.tune.runner import SIMULATOR, Home, aoe_runner
 
 NEVER_WITHOUT_HTML = ["plotly", "aoe_runner.html"]
 
@@ -128,3 +128,43 @@ def test_an_html_report_reads_plotly_js_without_importing_plotly_or_the_summary_
 
     assert _offending(loaded, ["plotly", "aoe_runner.summary", "tabulate"]) == []
     assert (tmp_path / "page.html").stat().st_size < 6 * 2**20
+
+
+def test_a_diff_of_two_runs_across_environments_carries_the_warning(cli, monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from aoe_runner.runs import manifest
+
+    home = Home(tmp_path)
+    (tmp_path / "bank").mkdir()
+    tune = ("tune", str(SIMULATOR), "--mode", "op", "--force", "--bank", "bank", "--grace", "0.5s", "--", "progress")
+    for _ in range(2):
+        assert aoe_runner(home, *tune, "--reports", "1", "--interval", "0.05").returncode == 0
+    old, new = (m["id"] for m in home.manifests())
+    monkeypatch.setenv("AOE_RUNNER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(manifest.Fingerprint, "drift_from", lambda self, other: ["SoC Ascend910B3 != Ascend910B4"])
+    page = tmp_path / "diff.html"
+
+    assert cli("report", "--diff", old, new, "--format", "html", "-o", str(page)).code == 5  # refused without the flag
+    result = cli("report", "--diff", old, new, "--allow-env-drift", "--format", "html", "-o", str(page))
+
+    assert result.code == 0, result.err
+    assert "comparing across environments: SoC Ascend910B3 != Ascend910B4" in page.read_text(encoding="utf-8")
+
+
+def test_a_verify_page_from_a_saved_report_draws_each_run_from_its_figures(tmp_path: Path) -> None:
+    """A report read back from report.json has no step times: each run's median, P95 and P99 stand in for its box."""
+    from aoe_runner.html.verify_page import verify_page as page_of
+    from aoe_runner.verify.session import VerifyReport
+
+    verify_page(tmp_path, tmp_path / "verify.html")
+    (saved,) = (tmp_path / "home" / "verifications").glob("*/report.json")
+    report = VerifyReport.model_validate_json(saved.read_text(encoding="utf-8"))
+
+    boxes = page_of(report, report.step_times_ms).charts[0].traces
+
+    assert report.step_times_ms is None
+    assert [trace["median"] for trace in boxes] == [
+        [r.median_ms for r in report.runs if r.arm == arm] for arm in ("baseline", "tuned")
+    ]
+    assert [trace["upperfence"] for trace in boxes] == [
+        [r.p99_ms for r in report.runs if r.arm == arm] for arm in ("baseline", "tuned")
+    ]
