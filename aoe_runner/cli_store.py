@@ -39,6 +39,8 @@ def store_init(
     index.close()
     config = write_config(runner_home(), url, artifacts.resolve() if artifacts else None)
     terminal.info(f"run store {redact(url)} ready (schema version {LATEST}); this home now uses it ({config})")
+    if redact(url) != url:
+        terminal.warning(f"the password was not written to {config.name}: give it with PGPASSWORD or in ~/.pgpass")
     return ExitCode.OK
 
 

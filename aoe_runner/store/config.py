@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from aoe_runner.errors import UsageError
 from aoe_runner.home import runner_home
@@ -89,13 +89,26 @@ def check_url(url: str, source: str) -> str:
 
 
 def redact(url: str) -> str:
-    """The URL as it may be shown or written: without its password."""
+    """The URL as it may be shown: without its password."""
+    return secrets.scrub(without_password(url))
+
+
+def without_password(url: str) -> str:
+    """The URL less the password, whether in its user part or as a `password=` parameter."""
+    from urllib.parse import parse_qsl, urlencode
+
     parts = urlsplit(url)
-    if parts.password is None:
-        return secrets.scrub(url)
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return secrets.scrub(urlunsplit(parts._replace(netloc=f"{user}@{host}" if user else host)))
+    netloc = parts.netloc
+    if parts.password is not None:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = f"{parts.username}@{host}" if parts.username else host
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = (
+        parts.query
+        if all(key != "password" for key, _ in pairs)
+        else urlencode([p for p in pairs if p[0] != "password"], safe="/")
+    )
+    return f"{parts.scheme}://{netloc}{parts.path}{'?' + query if query else ''}"  # urlunsplit would drop an empty host
 
 
 def read_config(home: Path) -> dict[str, str]:
@@ -114,7 +127,7 @@ def write_config(home: Path, url: str, artifacts: Path | None) -> Path:
     from aoe_runner.fsutil import atomic_write_text
 
     lines = ["# written by 'aoe-runner store init'; passwords come from PGPASSWORD or ~/.pgpass, never from here"]
-    lines.append(f"url = {redact(url)}")
+    lines.append(f"url = {without_password(url)}")
     if artifacts is not None:
         lines.append(f"artifacts = {artifacts}")
     home.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,7 @@ def test_store_init_tune_and_reading_never_write_or_print_the_password(tmp_path:
     home = Home(tmp_path)
     init = aoe_runner(home, "store", "init", secret_url)
     assert init.returncode == 0, init.stderr
+    assert "the password was not written to store.conf: give it with PGPASSWORD or in ~/.pgpass" in init.stderr
     config = (tmp_path / "home" / "store.conf").read_text()
     assert PASSWORD not in config and f"url = postgresql://{PASSWORD_ROLE}@/" in config
     denied = aoe_runner(home, "runs", "list")  # store.conf has no password, and none is given
@@ -99,3 +100,12 @@ def test_the_password_can_come_from_a_pgpass_file_alone(tmp_path: Path, secret_u
         cwd=tmp_path, capture_output=True, text=True,
     )  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (0, "no runs recorded\n", "")
+
+
+def test_the_url_written_and_shown_has_no_password_wherever_it_was_given() -> None:
+    from aoe_runner.store.config import redact, without_password
+
+    url = "postgresql://me:pw@db:5433/aoe?host=/run/pg&password=other&sslmode=require"
+    assert without_password(url) == "postgresql://me@db:5433/aoe?host=/run/pg&sslmode=require"
+    assert redact(url) == "postgresql://me@db:5433/aoe?host=/run/pg&sslmode=require"
+    assert without_password("postgresql:///aoe?host=/tmp") == "postgresql:///aoe?host=/tmp"
