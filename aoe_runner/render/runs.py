@@ -96,7 +96,7 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         f"  started    {_local(manifest.started_at.isoformat())}, took {duration}",
         f"  host       {fingerprint.hostname}, CANN {fingerprint.cann_version or 'unknown'}, SoC {fingerprint.soc or 'unknown'}, "
         f"Python {fingerprint.python}",
-        f"  record     {run_dir}",
+        f"  record     {run_dir}{'' if run_dir.is_dir() else f' (on {fingerprint.hostname}; not reachable from here)'}",
         f"  log        {run_dir / manifest.log}",
         f"  work dir   {manifest.work_dir}",
         f"  progress   {manifest.progress.describe()}",

@@ -63,6 +63,7 @@ def test_runs_of_other_hosts_are_listed_and_shown_but_their_local_artifacts_are_
     shown = aoe_runner(shared_home, "runs", "show", "20260102-000001")
     assert shown.returncode == 0, shown.stderr
     assert "host       host-b, CANN" in shown.stdout
+    assert "  record     /var/lib/aoe-runner/runs/20260102-000001-00000001 (on host-b; not reachable from here)\n" in shown.stdout
     report = aoe_runner(shared_home, "report", "--run", "20260102-000001-00000001")
     assert report.returncode == 4
     assert report.stderr.strip().splitlines() == [
