@@ -12,8 +12,10 @@ were when it was read. ctime is not settable: replacing a file's content and res
 read could change again in the same tick; for such a file, and for any small one, the entry also keeps a hash of
 the content read and is served only while the file still hashes the same (git's "racily clean" rule).
 
-The cache is bounded: when its files pass `AOE_RUNNER_CACHE_MB` (default 512) MiB, the least recently used
-go first. `AOE_RUNNER_CACHE=off` turns it off. It is only an accelerator: any entry that cannot be read, written
+Entries live under a directory named by a hash of the code that makes them (`code_identity`), so a new
+version of aoe-runner, or an edited checkout, never reads what other code cached. The cache is bounded: when
+its files pass `AOE_RUNNER_CACHE_MB` (default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off`
+turns it off. It is only an accelerator: any entry that cannot be read, written
 or trusted is a miss, never an error.
 """
 
@@ -22,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -45,6 +49,23 @@ _DECODER = msgspec.msgpack.Decoder()
 _UNWRITABLE = (UnicodeEncodeError, TypeError, OverflowError, ValueError)
 
 Identity = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
+
+
+def code_identity() -> str:
+    """A hash of the code that decides what a cached entry holds (merge.py and results/): entries written by other
+    code, an older aoe-runner or a changed checkout, live in another directory and are never served."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.blake2b(_ENTRY_VERSION.to_bytes(4, "big"), digest_size=8)
+    for path in sorted([package / "merge.py", *(package / "results").glob("*.py")]):
+        digest.update(path.name.encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"\0unreadable")
+    return digest.hexdigest()
+
+
+_CODE_NAME = re.compile(r"[0-9a-f]{16}")
 
 
 def identity(info: os.stat_result) -> Identity:
@@ -94,10 +115,11 @@ def _hash_of_file(path: str) -> bytes | None:
 
 
 class ReportCache:
-    def __init__(self, root: Path, limit_bytes: int) -> None:
-        self.root = root
-        self.files = root / "files"
-        self.sets = root / "sets"
+    def __init__(self, base: Path, limit_bytes: int) -> None:
+        self.base = base
+        self.root = base / code_identity()
+        self.files = self.root / "files"
+        self.sets = self.root / "sets"
         self.limit_bytes = limit_bytes
 
     @classmethod
@@ -182,7 +204,12 @@ class ReportCache:
     # the bound
 
     def trim(self) -> None:
-        """Keep MAX_SETS sets and the whole cache under its limit, least recently used first out."""
+        """Keep MAX_SETS sets and the whole cache under its limit, least recently used first out; remove what other
+        code wrote (another aoe-runner sharing this home loses its entries too, and reads cost it a miss)."""
+        with contextlib.suppress(OSError):
+            for other in os.scandir(self.base):
+                if other.name != self.root.name and _CODE_NAME.fullmatch(other.name) and other.is_dir(follow_symlinks=False):
+                    shutil.rmtree(other.path, ignore_errors=True)
         for members_path in self._sets_newest_first()[MAX_SETS:]:
             _remove(members_path, members_path.with_suffix(".state"))
         entries: list[tuple[int, int, str]] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -155,6 +156,33 @@ def test_two_processes_share_one_cache(samples: Path, tmp_path: Path) -> None:
 
 def test_the_report_command_fills_the_cache_in_the_aoe_runner_home(cli, _fenced_home: Path) -> None:  # type: ignore[no-untyped-def]
     first = cli("report", str(SAMPLES), "--format", "json")
-    assert list((_fenced_home / "cache" / "report" / "files").iterdir())
+    assert list((_fenced_home / "cache" / "report").glob("*/files/*"))
     second = cli("report", str(SAMPLES), "--format", "json")
     assert first.out == second.out and first.err == second.err and first.code == second.code
+
+
+def test_what_other_code_cached_is_never_served(tmp_path: Path) -> None:
+    """An older aoe-runner (here: a copy whose parser doubles every before-time) fills the cache of a home; this
+    code, reporting in the same home, gives its own answer, not the copy's, and removes the copy's entries."""
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "aoe_runner", other / "aoe_runner", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    parsed = other / "aoe_runner" / "results" / "parsed.py"
+    source = parsed.read_text()
+    assert "befores.append(before)" in source
+    parsed.write_text(source.replace("befores.append(before)", "befores.append(before * 2)"))
+    env = {**os.environ, "AOE_RUNNER_HOME": str(tmp_path / "home")}
+    env.pop("AOE_RUNNER_CACHE", None)
+
+    def report(package_root: Path) -> str:
+        command = [sys.executable, "-m", "aoe_runner", "report", str(SAMPLES), "--format", "json"]
+        done = subprocess.run(command, capture_output=True, text=True, env={**env, "PYTHONPATH": str(package_root)}, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    theirs = report(other)
+    ours_fresh = report(ROOT)  # the copy's entries are in the home: this must not read them
+    ours_cached = report(ROOT)  # now from our own entries
+
+    assert theirs != ours_fresh
+    assert ours_fresh == ours_cached
+    assert len(list((tmp_path / "home" / "cache" / "report").iterdir())) == 1  # the copy's directory is gone
