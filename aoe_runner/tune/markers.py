@@ -30,12 +30,18 @@ class MarkerScanner:
     def feed(self, chunk: bytes) -> None:
         if self._unfinished:
             self._finish_lines(chunk)
+        found = []
         for kind, pattern in MARKERS:
             overlap = len(pattern) - 1
-            across = (self._tail[-overlap:] + chunk[:overlap]).count(pattern)  # only matches that span the boundary fit here
+            before = self._tail[-overlap:]
+            boundary = before + chunk[:overlap]
+            across = boundary.count(pattern)  # only matches that span the boundary fit here
             count = chunk.count(pattern) + across
             if count:
-                self._record(kind, pattern, count, chunk)
+                first = boundary.find(pattern) - len(before) if across else chunk.find(pattern)  # from the chunk's start
+                found.append((first, kind, pattern, count))
+        for _, kind, pattern, count in sorted(found, key=lambda hit: hit[0]):  # in the order the output has them
+            self._record(kind, pattern, count, chunk)
         self._tail = (self._tail + chunk[-_CONTEXT:])[-_CONTEXT:]
 
     @property

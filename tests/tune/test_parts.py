@@ -55,6 +55,24 @@ def test_markers_are_counted_once_however_the_output_is_cut(cuts: list[int]) -> 
     }
 
 
+REVERSED = b"x Performance improved by 3%\ny Tuning process finished.\nz Aoe tuning graph\n"  # against the table's order
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(REVERSED)), max_size=4))
+def test_markers_are_named_in_the_order_the_output_has_them(cuts: list[int]) -> None:
+    """A large read can hold several markers: they are still named (and recorded) in the order they came."""
+    scanner = MarkerScanner()
+    edges = [0, *sorted(cuts), len(REVERSED)]
+    named = []
+    for start, end in zip(edges, edges[1:], strict=False):
+        scanner.feed(REVERSED[start:end])
+        named += [marker.kind for marker in scanner.new]
+        scanner.new.clear()
+
+    assert [marker.kind for marker in scanner.seen] == ["tuning_finished", "operator_finished", "tuning_on"]
+    assert named == ["tuning_finished", "operator_finished", "tuning_on"]
+
+
 def test_the_watcher_ignores_files_that_were_there_before_and_reads_growing_ones(tmp_path: Path) -> None:
     work = tmp_path / "work"
     (work / "aoe_data").mkdir(parents=True)
