@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from aoe_runner.runs.manifest import RunManifest, RunStatus
 
@@ -84,6 +85,17 @@ class RunFilter:
 
 
 ManifestSource = Callable[[], Iterable[RunManifest]]
+
+
+class Index(Protocol):
+    """What the run store asks of its index: this SQLite file, or a shared store (aoe_runner.store.shared)."""
+
+    def upsert(self, manifest: RunManifest) -> None: ...
+    def check_writable(self) -> None: ...
+    def rows(self, where: RunFilter) -> list[RunRow]: ...
+    def ids_starting_with(self, prefix: str, limit: int = 3) -> list[str]: ...
+    def all_ids(self) -> set[str]: ...
+    def delete(self, ids: list[str]) -> None: ...
 
 
 class RunIndex:

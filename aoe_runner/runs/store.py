@@ -30,7 +30,7 @@ from aoe_runner.errors import InputError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.jsontext import dump_json, load_json
 from aoe_runner.runs.blobs import BlobStore
-from aoe_runner.runs.index import RunFilter, RunIndex, RunRow, row_of
+from aoe_runner.runs.index import Index, RunFilter, RunIndex, RunRow, row_of
 from aoe_runner.runs.manifest import MANIFEST_NAME, BankInventory, RunManifest, RunStatus
 
 __all__ = ["RunFilter", "RunRow", "RunStore"]
@@ -52,7 +52,7 @@ class RunStore:
         self.db_path = home / "runs.db"
         self.warnings: list[str] = []
         self._warn_to = warn
-        self.index = RunIndex(self.db_path, self._readable_manifests, self.warn)
+        self.index: Index = RunIndex(self.db_path, self._readable_manifests, self.warn)
         self.blobs = BlobStore(home)
 
     def warn(self, message: str) -> None:

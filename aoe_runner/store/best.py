@@ -66,8 +66,16 @@ def best_results(store: SharedRunStore, soc: str | None, script: str | None) -> 
         " ORDER BY r.kind, r.name, r.tuned_us ASC, runs.started_at DESC",
         [value for _, value in found],
     )
-    best = [Best(*row[:7], started_at=row[7].isoformat(), cann_version=row[8]) for row in rows]
-    return sorted(best, key=lambda b: (b.kind, -(b.baseline_us or b.tuned_us) + b.tuned_us, b.name))
+    best = [
+        Best(kind, name, tuned, baseline, speedup, run, host, started.isoformat(), cann)
+        for kind, name, tuned, baseline, speedup, run, host, started, cann in rows
+    ]
+    return sorted(best, key=_most_saved_first)
+
+
+def _most_saved_first(best: Best) -> tuple[str, float, str]:
+    saved = (best.baseline_us - best.tuned_us) if best.baseline_us is not None else 0.0
+    return (best.kind, -saved, best.name)
 
 
 def _exists(path: str) -> bool:

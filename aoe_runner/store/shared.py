@@ -64,8 +64,8 @@ class SharedRunStore(RunStore):
             self.runs_dir = choice.artifacts / "runs"
             self.blobs = BlobStore(choice.artifacts)
         self.shared = PgIndex(choice.url, choice.shown)
-        self.local_index = self.index
-        self.index = SharedIndex(self, self.local_index, self.shared)  # type: ignore[assignment]
+        self.local_index = RunIndex(self.db_path, self._readable_manifests, self.warn)
+        self.index = SharedIndex(self, self.local_index, self.shared)
         self._artifacts: dict[str, Path] = {}  # where each run loaded from the database keeps its artifacts
         self.offline = False
 
