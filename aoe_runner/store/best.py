@@ -8,6 +8,7 @@ shared store (`run_results`), so the query never reads another host's files.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.runs.index import RunFilter, conditions
@@ -33,14 +34,13 @@ class Best:
     cann_version: str | None
 
 
-def operator_results(store: SharedRunStore, manifest: RunManifest) -> list[OperatorResult]:
-    """What a finished tuning run's result files say about each operator and subgraph (nothing for others)."""
+def operator_results(manifest: RunManifest, directory: Path) -> list[OperatorResult]:
+    """What a finished tuning run's result files (in its record, `directory`) say about each operator and subgraph."""
     if manifest.kind != "tune" or not manifest.status.ended or not manifest.result_files:
         return []
     from aoe_runner import reporting
     from aoe_runner.summary_data import operator_label
 
-    directory = store.run_dir(manifest.id)
     paths = [str(directory / result.recorded) for result in manifest.result_files]
     paths = [path for path in paths if _exists(path)]
     if not paths:

@@ -27,10 +27,10 @@ def push_local_runs(store: SharedRunStore) -> Pushed:
         if held.get(row.id) == (row.status.value, row.ended_at):
             pushed.already += 1
             continue
-        manifest = store.load_or_warn(row.id)
-        if manifest is None:
+        found = store.local_record(row.id)
+        if found is None:
             pushed.unreadable.append(row.id)
             continue
-        store.shared.record(manifest, store.artifacts_note(manifest), store.results_of(manifest))
+        store.send(*found)
         pushed.sent.append(row.id)
     return pushed

@@ -10,7 +10,7 @@ supervisor: a run of another host is shown as that host last recorded it.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from aoe_runner.errors import InputError, UsageError
@@ -19,7 +19,7 @@ from aoe_runner.runs.index import RunFilter, RunIndex, RunRow
 from aoe_runner.runs.manifest import MANIFEST_NAME, RunManifest, RunStatus
 from aoe_runner.runs.store import RunStore
 from aoe_runner.store.config import StoreChoice
-from aoe_runner.store.pg_index import OperatorResult, PgIndex, StoreUnavailable
+from aoe_runner.store.pg_index import PgIndex, StoreUnavailable
 
 PUSH_HINT = "'aoe-runner runs push' uploads it when the store is back"
 
@@ -64,7 +64,8 @@ class SharedRunStore(RunStore):
             self.runs_dir = choice.artifacts / "runs"
             self.blobs = BlobStore(choice.artifacts)
         self.shared = PgIndex(choice.url, choice.shown)
-        self.local_index = RunIndex(self.db_path, self._readable_manifests, self.warn)
+        self.home_store = RunStore(home, warn)  # this host's history as the local store keeps it, under the home
+        self.local_index = RunIndex(self.db_path, self._own_manifests, self.warn)
         self.index = SharedIndex(self, self.local_index, self.shared)
         self._artifacts: dict[str, Path] = {}  # where each run loaded from the database keeps its artifacts
         self.offline = False
@@ -85,7 +86,7 @@ class SharedRunStore(RunStore):
         when the server is back by then; the warning that it went away, and the note that it came back, are said once.
         """
         try:
-            self.shared.record(manifest, self.artifacts_note(manifest), self.results_of(manifest))
+            self.send(manifest, self.run_dir(manifest.id))
         except StoreUnavailable as error:
             self._went_offline(error, f"run {manifest.id}")
             return False
@@ -94,14 +95,34 @@ class SharedRunStore(RunStore):
             self.warn(f"the run store {self.choice.shown} is reachable again: run {manifest.id} is recorded there")
         return True
 
-    def artifacts_note(self, manifest: RunManifest) -> str:
-        directory = str(self.run_dir(manifest.id))
-        return directory if self.choice.artifacts is not None else f"{self.host}:{directory}"
-
-    def results_of(self, manifest: RunManifest) -> list[OperatorResult]:
+    def send(self, manifest: RunManifest, directory: Path) -> None:
+        """Record a run and its operator results in the shared store; its record is in `directory`."""
         from aoe_runner.store.best import operator_results
 
-        return operator_results(self, manifest)
+        self.shared.record(manifest, self._artifacts_note(directory), operator_results(manifest, directory))
+
+    def local_record(self, run_id: str) -> tuple[RunManifest, Path] | None:
+        """A run this host recorded, and its directory: under the home (also from before the shared store), or in the
+        shared artifacts directory; None (and a warning) when its manifest cannot be read."""
+        for store in (self.home_store, self):
+            if (store.run_dir(run_id) / MANIFEST_NAME).is_file():
+                manifest = RunStore.load_or_warn(store, run_id)
+                return None if manifest is None else (manifest, store.run_dir(run_id))
+        self.warn(f"{run_id}: indexed on this host, but its record is gone (skipped)")
+        return None
+
+    def _artifacts_note(self, directory: Path) -> str:
+        """Where a run's artifacts are, as every host reads it: a shared path, or HOST:PATH."""
+        shared = self.choice.artifacts
+        if shared is not None and directory.is_relative_to(shared):
+            return str(directory)
+        return f"{self.host}:{directory}"
+
+    def _own_manifests(self) -> Iterator[RunManifest]:
+        """What the local index is rebuilt from: the runs under the home, and this host's in the artifacts directory."""
+        yield from self.home_store._readable_manifests()
+        if self.choice.artifacts is not None:
+            yield from (m for m in RunStore._readable_manifests(self) if m.fingerprint.hostname == self.host)
 
     def _went_offline(self, error: StoreUnavailable, what: str) -> None:
         if self.offline:

@@ -86,3 +86,22 @@ def test_a_run_started_while_the_server_was_down_reaches_it_at_its_end(tmp_path:
     assert f"is reachable again: run {manifest['id']} is recorded there" in err
     with psycopg.connect(url) as db:
         assert db.execute("SELECT id, status FROM runs").fetchall() == [(manifest["id"], "succeeded")]
+
+
+def test_push_uploads_a_history_recorded_before_the_shared_store_even_with_shared_artifacts(tmp_path: Path, pg_url: str) -> None:
+    before = SharedHome(tmp_path, "local")
+    code, _, err = tune(before, "progress", "--reports", "2", "--interval", "0.05")
+    assert code == 0, err
+    (old,) = before.manifests()
+    (tmp_path / "home" / "runs.db").unlink()  # rebuilt by the next command: this host's runs must stay in it
+    shared = SharedHome(tmp_path, pg_url, tmp_path / "nfs")
+    code, _, err = tune(shared, "exit", "0")
+    assert code == 0, err
+    pushed = aoe_runner(shared, "runs", "push")
+    assert "pushed 1 run" in pushed.stderr and "1 already there" in pushed.stderr, pushed.stderr
+    report = aoe_runner(shared, "report", "--run", old["id"], "--format", "json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["totals"]["operators"] == 4
+    with psycopg.connect(pg_url) as db:
+        (artifacts,) = db.execute("SELECT artifacts FROM runs WHERE id = %s", (old["id"],)).fetchone()
+    assert artifacts.endswith(f":{tmp_path / 'home' / 'runs' / old['id']}")  # on this host, not in the shared directory
