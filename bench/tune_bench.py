@@ -41,9 +41,13 @@ class Relay:
     load_after: tuple[float, float, float]
 
     @property
+    def ratios(self) -> list[float]:
+        """Per-round wall-time ratios: each pair ran back to back, under about the same load."""
+        return [tune[0] / tee[0] for tune, tee in zip(self.tune, self.tee, strict=True)]
+
+    @property
     def ratio(self) -> float:
-        """Median of the per-round wall-time ratios: each pair ran back to back, under about the same load."""
-        return statistics.median(tune[0] / tee[0] for tune, tee in zip(self.tune, self.tee, strict=True))
+        return statistics.median(self.ratios)
 
     def row(self, name: str, runs: list[tuple[float, float]]) -> str:
         walls, cpus = [run[0] for run in runs], [run[1] for run in runs]
@@ -55,6 +59,7 @@ class Relay:
 @dataclass
 class TuneFigures:
     relay: Relay
+    fixed_s: float
     supervisor_cpu_pct: float
     script_cpu_pct: float
     sampled_s: float
@@ -79,10 +84,12 @@ def measure(rounds: int, timed) -> TuneFigures:  # type: ignore[no-untyped-def]
             tune_runs.append(_wall_and_cpu(tune, env))
             tee_runs.append(_wall_and_cpu(tee, env))
         load_after = os.getloadavg()
+        fixed = statistics.median(_wall_and_cpu([*TUNE, "flood", "1"], env)[0] for _ in range(5))
         supervisor_pct, script_pct, sampled = _supervision_cost(env)
         reindex, list_s, list_all, baseline = _runs_list(Path(scratch) / "history")
     return TuneFigures(
         Relay(tune_runs, tee_runs, load_before, load_after),
+        fixed,
         supervisor_pct,
         script_pct,
         sampled,
@@ -197,8 +204,8 @@ def render(figures: TuneFigures, rounds: int) -> str:
             f"Log relay: the simulator (`tests/simulator/train.py flood`) writes {LOG_BYTES / 1e6:.0f} MB of log",
             f"lines; {len(f.relay.tune)} interleaved rounds. aoe-runner relays them to its stdout (here /dev/null)",
             "and to the run's log, and scans them for AOE's markers and error codes; the baseline pipes the same",
-            "script through `tee` to a file. The aoe-runner figure includes its start-up (about 0.5 s), preflight",
-            "and run record. CPU time is that of the whole pipeline, the script included. Load average",
+            "script through `tee` to a file. The aoe-runner figure includes its start-up, preflight and run record",
+            "(the fixed part, below). CPU time is that of the whole pipeline, the script included. Load average",
             f"{_load(f.relay.load_before)} before, {_load(f.relay.load_after)} after.",
             "",
             "| command | median wall time (min-max) | median CPU time |",
@@ -206,7 +213,9 @@ def render(figures: TuneFigures, rounds: int) -> str:
             f.relay.row("`script \\| tee log`", f.relay.tee),
             f.relay.row("`aoe-runner tune script`", f.relay.tune),
             "",
-            f"Ratio to tee (median of the per-round ratios): {f.relay_ratio:.2f}.",
+            f"Ratio to tee (median of the per-round ratios): {f.relay_ratio:.2f} ({min(f.relay.ratios):.2f}-"
+            f"{max(f.relay.ratios):.2f}). aoe-runner's fixed part, `tune` of a script that prints one line, is "
+            f"{f.fixed_s:.2f} s (median of 5).",
             "",
             f"Supervision cost while the script sleeps {SLEEP_S} s, sampled over {f.sampled_s:.0f} s of the sleep:",
             f"aoe-runner's own CPU time is {supervisor_ms:.0f} ms ({f.supervisor_cpu_pct:.3f}% of one core); the",
