@@ -55,7 +55,11 @@ def current_choice(home: Path | None = None) -> StoreChoice:
         if url:
             return _choice(check_url(url, source), artifacts_dir, source)
     if config.get("url"):
-        return _choice(check_url(config["url"], str(home / CONFIG_NAME)), artifacts_dir, str(home / CONFIG_NAME))
+        where = str(home / CONFIG_NAME)
+        url = check_url(config["url"], where)
+        if without_password(url) != url:
+            raise UsageError(f"{where}: holds a password; keep it in ~/.pgpass or PGPASSWORD, never in this file")
+        return _choice(url, artifacts_dir, where)
     return StoreChoice(None, None, "default")
 
 

@@ -109,3 +109,13 @@ def test_the_url_written_and_shown_has_no_password_wherever_it_was_given() -> No
     assert without_password(url) == "postgresql://me@db:5433/aoe?host=/run/pg&sslmode=require"
     assert redact(url) == "postgresql://me@db:5433/aoe?host=/run/pg&sslmode=require"
     assert without_password("postgresql:///aoe?host=/tmp") == "postgresql:///aoe?host=/tmp"
+
+
+def test_a_password_put_into_store_conf_by_hand_is_refused_not_used(tmp_path: Path, secret_url: str) -> None:
+    home = Home(tmp_path)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "store.conf").write_text(f"url = {secret_url}\n")
+    done = aoe_runner(home, "runs", "list")
+    assert done.returncode == 2
+    assert "store.conf: holds a password; keep it in ~/.pgpass or PGPASSWORD, never in this file" in done.stderr
+    assert PASSWORD not in done.stderr
