@@ -62,13 +62,13 @@ def measure() -> StoreFigures:
         with tempfile.TemporaryDirectory(prefix="aoe-store-bench-") as scratch_name:
             scratch = Path(scratch_name)
             template = _template(scratch)
-            server.sql("CREATE DATABASE writers")
-            written, lost, duplicated, wall, cpu, walls = _writers(server.url("writers"), scratch, template)
-            server.sql("CREATE DATABASE listed")
+            server.sql("CREATE DATABASE listed")  # first: the writers' load would still weigh on it afterwards
             _fill(server.url("listed"), template)
             cli = [_cli_list(server.url("listed"), scratch) for _ in range(LIST_ROUNDS)]
             local = [_cli_list("local", scratch, name="template", lines=3) for _ in range(LIST_ROUNDS)]
             query = {name: _query(server.url("listed"), where) for name, where in _FILTERS.items()}
+            server.sql("CREATE DATABASE writers")
+            written, lost, duplicated, wall, cpu, walls = _writers(server.url("writers"), scratch, template)
             server.sql("CREATE DATABASE fault")
             fault = _fault(server, scratch)
     finally:
@@ -245,8 +245,9 @@ def render(f: StoreFigures) -> str:
 Measured by `python bench/store_bench.py` (not part of `bench/run.py`: its writers load both CPUs for a minute or
 more): PostgreSQL {_server_version()} in a temporary directory on a Unix socket (fsync off, as in the tests),
 psycopg {_psycopg_version()} (binary), this 2-CPU machine shared with other work. Load average before
-{_load(f.load_before)}, after {_load(f.load_after)}. Times are medians of {LIST_ROUNDS} rounds with min-max, where a
-figure has rounds; the writers and the fault ran once.
+{_load(f.load_before)}, after {_load(f.load_after)}; the `runs list` rounds run first, before the writers load the
+machine. Times are medians of {LIST_ROUNDS} rounds with min-max, where a figure has rounds; the writers and the fault
+ran once.
 
 | | figure | target |
 |---|---|---|
