@@ -14,7 +14,7 @@ from aoe_runner.jsontext import dump_json
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.store.pg_index import PgIndex
 from tests.store.conftest import SharedHome, as_host
-from tests.tune.runner import Home, aoe_runner, tune
+from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
 
 HOST = socket.gethostname()
 
@@ -135,3 +135,27 @@ def test_prune_and_rm_act_on_the_local_history_only_and_say_so(shared_home: Shar
         assert "removes runs from this host's local history only: run it with --store local" in refused.stderr
     assert aoe_runner(shared_home, "--store", "local", "runs", "rm", run_id).returncode == 0
     assert [row["id"] for row in listed(shared_home)] == [run_id]  # still in the shared store
+
+
+def test_verify_records_its_runs_in_the_shared_store(shared_home: SharedHome) -> None:
+    (shared_home.root / "bank").mkdir()
+    (shared_home.root / "bank" / "op.bin").write_bytes(b"tuned")
+    done = aoe_runner(
+        shared_home,
+        "verify",
+        str(SIMULATOR),
+        "--bank",
+        "bank",
+        "--repeats",
+        "1",
+        "-f",
+        "json",
+        "--",
+        "steps",
+        "20",
+        "--bank-factor",
+        "0.8",
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert "recorded on this host only" not in done.stderr
+    assert sorted(row["mode"] for row in listed(shared_home, "--kind", "verify")) == ["verify:baseline", "verify:tuned"]
