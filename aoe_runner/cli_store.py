@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +12,9 @@ from aoe_runner.cli import app, terminal
 from aoe_runner.cli_options import CSV, JSON, TABLE, choose_format, emit, format_option, json_option, output_option
 from aoe_runner.cli_runs import bank_app, runs_app
 from aoe_runner.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from aoe_runner.store.shared import SharedRunStore
 
 store_app = AoeTyper(name="store", help="A run history shared by many hosts, on PostgreSQL.")
 app.add_typer(store_app)
@@ -80,7 +83,7 @@ def bank_best(
     return ExitCode.OK
 
 
-def _shared_store(command: str):  # type: ignore[no-untyped-def]
+def _shared_store(command: str) -> SharedRunStore:
     from aoe_runner.store.config import open_store
     from aoe_runner.store.shared import SharedRunStore
 
