@@ -13,11 +13,19 @@ from aoe_runner.preflight.checks.result import size_text
 from aoe_runner.render import OutputFormat
 from aoe_runner.render.safe_text import visible
 from aoe_runner.render.width import fit
-from aoe_runner.runs.manifest import RunManifest
+from aoe_runner.runs.manifest import MarkerSeen, RunManifest
 from aoe_runner.runs.store import RunRow
 
 if TYPE_CHECKING:
     from aoe_runner.runs.prune import Removal
+
+
+MARKER_ORDER = ("tuning_on", "operator_finished", "tuning_finished")  # a run's life: the order markers are shown in
+
+
+def _lifecycle_order(marker: MarkerSeen) -> int:
+    """Markers from stdout and stderr arrive in no fixed order between the two: show them as the run goes."""
+    return MARKER_ORDER.index(marker.kind) if marker.kind in MARKER_ORDER else len(MARKER_ORDER)
 
 
 LIST_HEADERS = ["run", "started", "status", "mode", "device", "exit", "results", "script"]
@@ -107,7 +115,7 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         lines.append(f"  env        {variable}={value}")
     for variable in manifest.environment_removed:
         lines.append(f"  env        {variable} removed")
-    for marker in manifest.markers:
+    for marker in sorted(manifest.markers, key=_lifecycle_order):
         lines.append(f"  marker     {marker.kind} x{marker.count}: {marker.first_line}")
     for result in manifest.result_files:
         state = " (partial)" if result.partial else ""

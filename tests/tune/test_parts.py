@@ -17,7 +17,7 @@ from aoe_runner.tune.markers import MarkerScanner
 from aoe_runner.tune.request import parse_duration
 from aoe_runner.tune.watch import ResultWatcher
 from tests.conftest import SAMPLES
-from tests.tune.runner import Home, tune
+from tests.tune.runner import Home, aoe_runner, tune
 
 
 @pytest.mark.parametrize(
@@ -71,6 +71,24 @@ def test_markers_are_named_in_the_order_the_output_has_them(cuts: list[int]) -> 
 
     assert [marker.kind for marker in scanner.seen] == ["tuning_finished", "operator_finished", "tuning_on"]
     assert named == ["tuning_finished", "operator_finished", "tuning_on"]
+
+
+def test_runs_show_lists_markers_in_the_order_of_a_run_whatever_order_they_arrived_in(tmp_path: Path) -> None:
+    """AOE writes some markers to stdout and some to stderr: which pipe is read first is chance, the display is not."""
+    home = Home(tmp_path)
+    code, _, err = tune(home, "progress", "--reports", "2", "--lines", "1", "--interval", "0")
+    assert code == 0, err
+    (manifest_path,) = (tmp_path / "home" / "runs").glob("*/manifest.json")
+    manifest = json.loads(manifest_path.read_text())
+    assert {marker["kind"] for marker in manifest["markers"]} == {"tuning_on", "operator_finished", "tuning_finished"}
+    manifest["markers"].reverse()  # as if the pipes had been read the other way round
+    manifest_path.write_text(json.dumps(manifest))
+
+    shown = aoe_runner(home, "runs", "show", manifest["id"])
+
+    assert shown.returncode == 0, shown.stderr
+    kinds = [line.split()[1] for line in shown.stdout.splitlines() if line.startswith("  marker")]
+    assert kinds == ["tuning_on", "operator_finished", "tuning_finished"]
 
 
 def test_the_watcher_ignores_files_that_were_there_before_and_reads_growing_ones(tmp_path: Path) -> None:
