@@ -53,12 +53,15 @@ def histogram(values: Sequence[float], bins: int | None = None) -> Bins:
 def histogram_chart(title: str, bins: Bins, x_title: str, noun: str, color: str = COLORS["neutral"]) -> Chart:
     lefts, rights = bins.edges[:-1], bins.edges[1:]
     centers = [(left + right) / 2 for left, right in zip(lefts, rights, strict=True)]
-    widths = [max(right - left, 1e-12) for left, right in zip(lefts, rights, strict=True)]
+    widths = [right - left for left, right in zip(lefts, rights, strict=True)]
     last = len(bins.counts) - 1
     hover = [
         f"{left:.4g}x to {right:.4g}x{' and above' if index == last and bins.overflow else ''}: {count:,} {noun}"
         for index, (left, right, count) in enumerate(zip(lefts, rights, bins.counts, strict=True))
     ]
+    if bins.edges and bins.edges[0] == bins.edges[-1]:  # every value equal: one bin of no width, drawn 10% wide
+        widths = [max(abs(bins.edges[0]) * 0.1, 0.1)]
+        hover = [f"{bins.edges[0]:.4g}x: {bins.counts[0]:,} {noun}"]
     trace = {"type": "bar", "x": centers, "y": bins.counts, "width": widths, "marker": {"color": color},
              "hovertext": hover, "hoverinfo": "text", "name": noun}  # fmt: skip
     return Chart(title, [trace], layout(x_title, f"{noun} (count)"))

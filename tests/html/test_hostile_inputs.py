@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from tests.html.conftest import PHONE
-from tests.html.pages import verify_page
+from tests.html.pages import verify_page, write_ops
 
 LONG_DIRECTORY = "a_rather_long_directory_name_without_any_spaces/and_another_level_of_nesting_for_the_models"
 
@@ -43,3 +43,21 @@ def test_a_verify_page_of_a_deep_script_fits_a_phone(show, tmp_path: Path) -> No
     assert tab.errors == []
     assert str(script) in tab.evaluate("Array.from(document.querySelectorAll('main .note')).map(p => p.textContent).join()")
     assert fits(tab)
+
+
+def test_a_histogram_of_equal_speed_ups_draws_its_bar(cli, show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """One operator, or all with the same speed-up (common for the few subgraphs of a run): one bin, visible."""
+    ops = [("a/MatMul", "MatMulV2", 100.0, 50.0), ("b/MatMul", "MatMulV2", 200.0, 100.0)]
+    folder = write_ops(tmp_path / "results", ops).parent
+    page = tmp_path / "equal.html"
+    assert cli("report", str(folder), "--format", "html", "-o", str(page)).code == 0
+
+    tab = show(page)
+
+    assert tab.errors == []
+    assert tab.evaluate("document.querySelector('.chart figcaption').textContent").startswith("Speed-up")
+    bar = tab.evaluate("(() => { const r = document.querySelector('#chart-0 .point path').getBoundingClientRect(); "
+                       "return [r.width, r.height]; })()")  # fmt: skip
+    assert bar[0] >= 20 and bar[1] >= 100  # the bar of 2 operators at 2x, not a zero-width sliver
+    ticks = tab.evaluate("Array.from(document.querySelectorAll('#chart-0 .xtick text')).map(t => t.textContent)")
+    assert "2" in ticks
