@@ -86,6 +86,12 @@ def _axis_data(runs: list[HistoryRun]) -> dict[str, Any]:
     return {"x": [r.manifest.started_at.isoformat() for r in runs], "customdata": [r.manifest.id for r in runs]}
 
 
+def _ids(runs: list[HistoryRun]) -> dict[str, Any]:
+    """The run ids as hover labels (`%{text}`): escaped, since plotly reads tags in labels; customdata stays the id
+    itself, which page.js sets as text. (On a bar, text would also be drawn on the bar: bars use hovertext.)"""
+    return {"text": [label(r.manifest.id) for r in runs]}
+
+
 def _saved_words(us: float | None) -> str:
     return "none" if us is None else f"{us:,.1f} µs"
 
@@ -101,8 +107,8 @@ def _time_saved(runs: list[HistoryRun]) -> Chart:
                "hovertext": hover, "hoverinfo": "text"}]  # fmt: skip
     if any(r.subgraph_saved_ms for r in runs):
         traces.append({"type": "scatter", "mode": "lines+markers", "name": "subgraph time saved (ms, right axis)",
-                       "y": [r.subgraph_saved_ms for r in runs], "yaxis": "y2", **_axis_data(runs),
-                       "hovertemplate": "run %{customdata}: %{y:,.3f} ms<extra></extra>"})  # fmt: skip
+                       "y": [r.subgraph_saved_ms for r in runs], "yaxis": "y2", **_axis_data(runs), **_ids(runs),
+                       "hovertemplate": "run %{text}: %{y:,.3f} ms<extra></extra>"})  # fmt: skip
     chart_layout = layout("run start (time)", "operator time saved (µs)", xaxis={"type": "date"})
     chart_layout["yaxis2"] = {"title": {"text": "subgraph time saved (ms)"}, "overlaying": "y", "side": "right"}
     return Chart("Time saved per run (bar colour: status)", traces, chart_layout, run_links=True)
@@ -113,7 +119,7 @@ def _entries(runs: list[HistoryRun]) -> Chart:
               ("subgraphs_added", "subgraphs added"), ("subgraphs_updated", "subgraphs updated"))  # fmt: skip
     traces = [
         {"type": "scatter", "mode": "lines+markers", "name": name, "y": [getattr(r.manifest.progress, key) for r in runs],
-         **_axis_data(runs), "hovertemplate": "run %{customdata}: %{y:,} " + name + "<extra></extra>"}
+         **_axis_data(runs), **_ids(runs), "hovertemplate": "run %{text}: %{y:,} " + name + "<extra></extra>"}
         for key, name in series
     ]  # fmt: skip
     return Chart(
@@ -130,9 +136,9 @@ def _bank(runs: list[HistoryRun]) -> Chart:
         if picked:
             sizes = [None if r.bank_bytes is None else r.bank_bytes / scale for r in picked]
             traces.append(
-                {"type": "scatter", "mode": "markers", "name": status, "y": sizes, **_axis_data(picked),
+                {"type": "scatter", "mode": "markers", "name": status, "y": sizes, **_axis_data(picked), **_ids(picked),
                  "marker": {"color": color, "size": 9},
-                 "hovertemplate": "run %{customdata}: %{y:,.2f} " + unit + "<extra>" + status + "</extra>"}
+                 "hovertemplate": "run %{text}: %{y:,.2f} " + unit + "<extra>" + status + "</extra>"}
             )  # fmt: skip
     chart_layout = layout("run start (time)", f"bank size ({unit})", xaxis={"type": "date"})
     return Chart("Bank size after each run, by status", traces, chart_layout, run_links=True)

@@ -3,11 +3,13 @@ markup in run ids, equal speed-ups, a missing charting library."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 from tests.html.conftest import PHONE
-from tests.html.pages import verify_page, write_ops
+from tests.html.pages import history_page, verify_page, write_ops
+from tests.tune.runner import aoe_runner
 
 LONG_DIRECTORY = "a_rather_long_directory_name_without_any_spaces/and_another_level_of_nesting_for_the_models"
 
@@ -61,3 +63,31 @@ def test_a_histogram_of_equal_speed_ups_draws_its_bar(cli, show, tmp_path: Path)
     assert bar[0] >= 20 and bar[1] >= 100  # the bar of 2 operators at 2x, not a zero-width sliver
     ticks = tab.evaluate("Array.from(document.querySelectorAll('#chart-0 .xtick text')).map(t => t.textContent)")
     assert "2" in ticks
+
+
+def test_a_run_id_with_markup_is_text_in_the_history_hover(show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A run id is the manifest's own (another host's, with a shared store): plotly reads tags in hover labels."""
+    page = tmp_path / "history.html"
+    home = history_page(tmp_path, page)
+    hostile = '<b>bold</b><a href="https://example.invalid/">link</a>'
+    manifest_path = next((tmp_path / "home" / "runs").glob("*/manifest.json"))
+    manifest = json.loads(manifest_path.read_text())
+    manifest["id"] = hostile
+    manifest_path.write_text(json.dumps(manifest))
+    assert aoe_runner(home, "runs", "report", "-o", str(page)).returncode == 0
+
+    tab = show(page)
+
+    points = tab.evaluate("Array.from(document.querySelectorAll('.plot .point')).map((p, i) => p.dataset.probe = i).length")
+    assert points == 3 + 3 * 4 + 3  # the bars of time saved, 4 series of entries, the bank sizes
+    for point in range(points):
+        tab.click(f".point[data-probe='{point}']")
+        shown = tab.evaluate("Array.from(document.querySelectorAll('.hoverlayer .hovertext')).map(h => h.textContent)")
+        assert tab.evaluate("document.querySelectorAll('.hoverlayer a, .hoverlayer tspan[style*=bold]').length") == 0
+        assert all("<b>bold</b>" in text for text in shown if "bold" in text)
+    assert any(hostile in text for text in column_texts(tab))
+    assert tab.errors == []
+
+
+def column_texts(tab) -> list[str]:  # type: ignore[no-untyped-def]
+    return tab.evaluate("Array.from(document.querySelectorAll('#table tbody tr')).map(tr => tr.children[0].textContent)")  # type: ignore[no-any-return]
