@@ -22,15 +22,21 @@ class HtmlUnavailable(AoeRunnerError):
 
 
 @cache
-def plotly_js() -> str:
-    """plotly.min.js as shipped in the plotly package, safe to put inside a <script> element."""
+def plotly_bundle() -> Path:
+    """Where the plotly package keeps plotly.min.js; HtmlUnavailable when it does not (asked before any work)."""
     spec = importlib.util.find_spec("plotly")
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     for location in locations:
         bundle = Path(location) / "package_data" / "plotly.min.js"
         if bundle.is_file():
-            return bundle.read_text(encoding="utf-8").replace("</script", "<\\/script")
+            return bundle
     raise HtmlUnavailable(f"--format html needs the plotly package's plotly.min.js, which is not installed ({PLOTLY_HINT})")
+
+
+@cache
+def plotly_js() -> str:
+    """plotly.min.js as shipped in the plotly package, safe to put inside a <script> element."""
+    return plotly_bundle().read_text(encoding="utf-8").replace("</script", "<\\/script")
 
 
 @cache

@@ -4,12 +4,16 @@ markup in run ids, equal speed-ups, a missing charting library."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+from tests.conftest import ROOT
 from tests.html.conftest import PHONE
 from tests.html.pages import history_page, verify_page, write_ops
-from tests.tune.runner import aoe_runner
+from tests.tune.runner import SIMULATOR, Home, aoe_runner
 
 LONG_DIRECTORY = "a_rather_long_directory_name_without_any_spaces/and_another_level_of_nesting_for_the_models"
 
@@ -32,8 +36,6 @@ def test_a_long_script_name_fits_a_phone_on_an_empty_history(cli, show, tmp_path
 
 
 def test_a_verify_page_of_a_deep_script_fits_a_phone(show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from tests.tune.runner import SIMULATOR
-
     script = tmp_path / LONG_DIRECTORY / "train.py"
     script.parent.mkdir(parents=True)
     shutil.copy(SIMULATOR, script)
@@ -91,3 +93,22 @@ def test_a_run_id_with_markup_is_text_in_the_history_hover(show, tmp_path: Path)
 
 def column_texts(tab) -> list[str]:  # type: ignore[no-untyped-def]
     return tab.evaluate("Array.from(document.querySelectorAll('#table tbody tr')).map(tr => tr.children[0].textContent)")  # type: ignore[no-any-return]
+
+
+def test_verify_without_plotly_is_refused_before_any_run(tmp_path: Path) -> None:
+    """A broken install (no plotly.min.js) is found before the runs, not after an hour of them."""
+    fake = tmp_path / "shadow" / "plotly"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")  # a plotly package without its package_data/plotly.min.js
+    (tmp_path / "bank").mkdir()
+    home = Home(tmp_path)
+    env = {**home.env, "PYTHONPATH": f"{fake.parent}{os.pathsep}{ROOT}"}
+    page = tmp_path / "verify.html"
+    command = ["verify", str(SIMULATOR), "--bank", "bank", "--format", "html", "-o", str(page), "--", "steps", "40"]
+    result = subprocess.run([sys.executable, "-m", "aoe_runner", *command], env=env, cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)  # fmt: skip
+
+    assert result.returncode == 2, result.stderr
+    assert "plotly" in result.stderr and "baseline 1/" not in result.stderr
+    assert not page.exists()
+    assert home.manifests() == []
