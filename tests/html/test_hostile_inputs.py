@@ -112,3 +112,19 @@ def test_verify_without_plotly_is_refused_before_any_run(tmp_path: Path) -> None
     assert "plotly" in result.stderr and "baseline 1/" not in result.stderr
     assert not page.exists()
     assert home.manifests() == []
+
+
+def test_the_filter_matches_within_a_cell_not_across_two(cli, show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    folder = write_ops(tmp_path / "results", [("layer_1/xyz", "Conv2D", 100.0, 50.0), ("layer_2/abc", "Relu", 9.0, 8.0)]).parent
+    page = tmp_path / "filter.html"
+    assert cli("report", str(folder), "--format", "html", "-o", str(page)).code == 0
+    tab = show(page)
+
+    def rows_for(needle: str) -> int:
+        tab.evaluate(f"(() => {{ const f = document.getElementById('filter'); f.value = {json.dumps(needle)}; "
+                     "f.dispatchEvent(new Event('input')); })()")  # fmt: skip
+        return tab.evaluate("document.querySelectorAll('#table tbody tr').length")  # type: ignore[no-any-return]
+
+    assert rows_for("xyz") == 1 and rows_for("conv2d") == 1 and rows_for("operator") == 2
+    assert rows_for("xyzconv2d") == 0  # the end of the name and the start of the op type are two cells
+    assert rows_for("operatorlayer") == 0

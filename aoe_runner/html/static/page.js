@@ -55,7 +55,8 @@
       tr.appendChild(td);
     });
     if (values[0] === "regressed") tr.className = "regressed";
-    return { tr: tr, values: values, text: tr.textContent.toLowerCase() };
+    var cells = Array.prototype.map.call(tr.children, function (td) { return td.textContent; });
+    return { tr: tr, values: values, text: cells.join("\n").toLowerCase() };  // a match never spans two cells
   });
 
   var headRow = document.createElement("tr");
