@@ -128,3 +128,24 @@ def test_the_filter_matches_within_a_cell_not_across_two(cli, show, tmp_path: Pa
     assert rows_for("xyz") == 1 and rows_for("conv2d") == 1 and rows_for("operator") == 2
     assert rows_for("xyzconv2d") == 0  # the end of the name and the start of the op type are two cells
     assert rows_for("operatorlayer") == 0
+
+
+def test_the_table_works_when_the_charts_cannot_be_drawn(cli, browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A browser that cannot run plotly.js (too old, or a script blocker): the charts say so, the table still works."""
+    page = tmp_path / "report.html"
+    assert cli("report", str(ROOT / "sample_results"), "--format", "html", "-o", str(page)).code == 0
+    text = page.read_text(encoding="utf-8")
+    start = text.index("<script>") + len("<script>")
+    page.write_text(text[:start] + 'throw new Error("no plotly here");' + text[text.index("</script>", start) :], "utf-8")
+
+    tab = browser.open(page, PHONE)
+    tab.wait_for("document.querySelectorAll('#table tbody tr').length > 0", timeout=10)
+
+    assert tab.evaluate("document.querySelectorAll('#table tbody tr').length") == 18
+    tab.evaluate(
+        "(() => { const f = document.getElementById('filter'); f.value = 'MatMul'; f.dispatchEvent(new Event('input')); })()"
+    )
+    assert tab.evaluate("document.querySelectorAll('#table tbody tr').length") == 7
+    failed = tab.evaluate("Array.from(document.querySelectorAll('.plot')).map(p => p.textContent)")
+    assert len(failed) == 6 and all(message.startswith("This chart could not be drawn") for message in failed)
+    assert [error for error in tab.errors if "no plotly here" not in error] == []

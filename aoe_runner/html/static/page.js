@@ -23,20 +23,38 @@
     box.textContent = "run " + point.customdata + ": aoe-runner runs show " + point.customdata;
   }
 
-  var drawn = data.charts.map(function (chart, index) {
-    var element = document.getElementById("chart-" + index);
-    if (narrow && chart.narrowHides) chart.layout[chart.narrowHides].showticklabels = false;  // names need the width
-    return Plotly.newPlot(element, chart.traces, chart.layout, config).then(function () {
-      if (chart.runLinks) {
-        element.on("plotly_click", pickRun);
-        element.on("plotly_hover", pickRun);
+  // The charts come after the table, each on its own: a browser that cannot run plotly.js still gets the table.
+  function drawCharts() {
+    var drawn = 0;
+    var failed = function (element, error) {
+      element.classList.add("failed");
+      element.textContent = "This chart could not be drawn in this browser (" + (error && error.message || error) +
+        "); the table holds every entry.";
+    };
+    var drawing = data.charts.map(function (chart, index) {
+      var element = document.getElementById("chart-" + index);
+      try {
+        if (narrow && chart.narrowHides) chart.layout[chart.narrowHides].showticklabels = false;  // names need the width
+        return Plotly.newPlot(element, chart.traces, chart.layout, config).then(function () {
+          if (chart.runLinks) {
+            element.on("plotly_click", pickRun);
+            element.on("plotly_hover", pickRun);
+          }
+          drawn += 1;
+        }, function (error) { failed(element, error); });
+      } catch (error) {
+        failed(element, error);
+        return null;
       }
     });
-  });
-  Promise.all(drawn).then(function () { body.setAttribute("data-drawn", String(drawn.length)); });
+    Promise.all(drawing).then(function () { body.setAttribute("data-drawn", String(drawn)); });
+  }
 
   var table = data.table;
-  if (!table) return;
+  if (!table) {
+    drawCharts();
+    return;
+  }
   var head = document.querySelector("#table thead");
   var tbody = document.querySelector("#table tbody");
   var filter = document.getElementById("filter");
@@ -108,4 +126,5 @@
 
   filter.addEventListener("input", show);
   show();
+  drawCharts();
 })();
