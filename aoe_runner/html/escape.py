@@ -24,12 +24,12 @@ def text(value: object) -> str:
     return html.escape(visible(str(value)))
 
 
-def label(value: str, limit: int | None = None) -> str:
+def label(value: str, limit: int | None = None, tail: int = 0) -> str:
     """A name for a plotly label: shown as itself, since plotly reads tags and entities in labels; cut to limit
-    characters (before escaping, so no entity is cut) with an ellipsis."""
+    characters (before escaping, so no entity is cut) with an ellipsis, keeping its last tail characters."""
     shown = visible(value)
     if limit is not None and len(shown) > limit:
-        shown = shown[: limit - 1] + "…"
+        shown = shown[: limit - 1 - tail] + "…" + shown[len(shown) - tail :]
     return html.escape(shown, quote=False)
 
 

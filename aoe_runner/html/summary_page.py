@@ -16,9 +16,11 @@ from aoe_runner.summary_data import operator_label
 TOP_OPERATORS = 20
 TOP_TYPES = 25
 LABEL_LIMIT = 60  # characters of a name on an axis; hover shows it whole
+TICK_LIMIT = 24  # characters of a tilted category label under a chart (op types, tunings): hover shows it whole
 COLUMNS = [
-    Column("kind"), Column("name", "long"), Column("op types"), Column("mode"), Column("unit"), Column("before", "number"),
-    Column("after", "number"), Column("speed-up", "number"), Column("time saved", "number"), Column("update"),
+    Column("kind"), Column("name", "long"), Column("op types", "long"), Column("mode"), Column("unit"),
+    Column("before", "number"), Column("after", "number"), Column("speed-up", "number"), Column("time saved", "number"),
+    Column("update"),
     Column("source file", "long"), Column("report", "long"),
 ]  # fmt: skip
 
@@ -95,9 +97,10 @@ def _op_types(operators: list[dict[str, Any]], threshold: float, min_gain_pct: f
         return []
     ranked = sorted(groups, key=lambda key: (-(groups[key][0] + groups[key][1]), key))[:TOP_TYPES]
     names = [label(key) for key in ranked]
+    ticks = _cut_ticks(ranked)
     saved = _bars(names, ranked, groups, lambda g: g[0], "real gain", COLORS["good"])
     no_gain = _bars(names, ranked, groups, lambda g: g[1], f"no real gain (< {min_gain_pct:g}%)", COLORS["warn"])
-    saved_layout = layout("op type", "time saved (µs)", barmode="relative", xaxis={"type": "category", "tickangle": -40})
+    saved_layout = layout("op type", "time saved (µs)", barmode="relative", xaxis={"type": "category", "tickangle": -40, **ticks})
     medians = [_median(speedups.get(key, [])) for key in ranked]
     colors = [COLORS["warn"] if m is not None and m < threshold else COLORS["neutral"] for m in medians]
     hover = [
@@ -106,7 +109,7 @@ def _op_types(operators: list[dict[str, Any]], threshold: float, min_gain_pct: f
     ]
     median_trace = {"type": "bar", "x": names, "y": medians, "marker": {"color": colors}, "hovertext": hover,
                     "hoverinfo": "text", "name": "median speed-up"}  # fmt: skip
-    median_layout = layout("op type", "median speed-up (x)", xaxis={"type": "category", "tickangle": -40})
+    median_layout = layout("op type", "median speed-up (x)", xaxis={"type": "category", "tickangle": -40, **ticks})
     median_layout["shapes"] = [horizontal_line(threshold, COLORS["warn"])]
     return [
         Chart(f"Time saved per op type (top {len(ranked)})", [saved, no_gain], saved_layout),
@@ -129,13 +132,25 @@ def _bars(names: list[str], keys: list[str], groups: dict[str, list[float]], par
 def _model_times(points: list[dict[str, Any]]) -> list[Chart]:
     if not points:
         return []
-    names = [label(f"{p['section']} {p['tuning_name'] or ''} #{index + 1}".replace("  ", " ")) for index, p in enumerate(points)]
+    raw = [f"{p['section']} {p['tuning_name'] or ''} #{index + 1}".replace("  ", " ") for index, p in enumerate(points)]
+    names = [label(name) for name in raw]
     traces = [
         {"type": "bar", "x": names, "y": [p[key] for p in points], "name": word, "marker": {"color": color},
          "hovertemplate": "%{x}: %{y:,.3f} ms " + word + "<extra></extra>"}
         for key, word, color in (("before_ms", "before", COLORS["muted"]), ("after_ms", "after", COLORS["good"]))
     ]  # fmt: skip
-    return [Chart("Model time before and after tuning", traces, layout("tuning", "model time (ms)", barmode="group"))]
+    chart_layout = layout("tuning", "model time (ms)", barmode="group", xaxis={"type": "category", **_cut_ticks(raw)})
+    return [Chart("Model time before and after tuning", traces, chart_layout)]
+
+
+def _cut_ticks(names: list[str]) -> dict[str, Any]:
+    """Category tick labels cut to TICK_LIMIT characters (the categories themselves stay whole, so stay distinct):
+    a long fused op type or tuning name would otherwise take the chart's height from its bars."""
+    return {
+        "tickmode": "array",
+        "tickvals": [label(name) for name in names],
+        "ticktext": [label(name, TICK_LIMIT, tail=6) for name in names],  # the end tells "… #1" from "… #2"
+    }
 
 
 def _table(operators: list[dict[str, Any]], subgraphs: list[dict[str, Any]], top: int) -> Table:

@@ -3,6 +3,7 @@ markup in run ids, equal speed-ups, a missing charting library."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -10,6 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from aoe_runner.html.escape import label
+from aoe_runner.render.safe_text import visible
 from tests.conftest import ROOT
 from tests.html.conftest import PHONE
 from tests.html.pages import history_page, verify_page, write_ops
@@ -91,8 +97,8 @@ def test_a_run_id_with_markup_is_text_in_the_history_hover(show, tmp_path: Path)
     assert tab.errors == []
 
 
-def column_texts(tab) -> list[str]:  # type: ignore[no-untyped-def]
-    return tab.evaluate("Array.from(document.querySelectorAll('#table tbody tr')).map(tr => tr.children[0].textContent)")  # type: ignore[no-any-return]
+def column_texts(tab, index: int = 0) -> list[str]:  # type: ignore[no-untyped-def]
+    return tab.evaluate(f"Array.from(document.querySelectorAll('#table tbody tr')).map(tr => tr.children[{index}].textContent)")  # type: ignore[no-any-return]
 
 
 def test_verify_without_plotly_is_refused_before_any_run(tmp_path: Path) -> None:
@@ -149,3 +155,38 @@ def test_the_table_works_when_the_charts_cannot_be_drawn(cli, browser, tmp_path:
     failed = tab.evaluate("Array.from(document.querySelectorAll('.plot')).map(p => p.textContent)")
     assert len(failed) == 6 and all(message.startswith("This chart could not be drawn") for message in failed)
     assert [error for error in tab.errors if "no plotly here" not in error] == []
+
+
+def test_long_op_types_and_tuning_names_leave_room_for_the_bars(cli, show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A fused op type or a tuning name of hundreds of characters is cut on the axis (hover and table hold it whole)."""
+    fused = "Fused" + "MatMulAddRelu" * 20
+    ops = [(f"layer_{i}/op", fused if i % 2 else "Conv2D", 100.0 + i, 50.0) for i in range(6)]
+    folder = write_ops(tmp_path / "results", ops, tuning_name="resnet50_" + "very_long_tuning_name_" * 12).parent
+    sgat = folder / "aoe_result_opat_20260310160512004_41877.json"
+    shutil.copy(ROOT / "sample_results" / "training_sgat" / sgat.name, sgat)
+    text = sgat.read_text(encoding="utf-8").replace("resnet50_", "resnet50_" + "very_long_tuning_name_" * 12)
+    sgat.write_text(text, encoding="utf-8")
+    page = tmp_path / "long.html"
+    assert cli("report", str(folder), "--format", "html", "-o", str(page)).code == 0
+
+    tab = show(page)
+
+    assert tab.errors == []
+    captions = tab.evaluate("Array.from(document.querySelectorAll('.chart figcaption')).map(c => c.textContent)")
+    for title in ("Time saved per op type", "Median speed-up per op type", "Model time before and after"):
+        index = next(i for i, caption in enumerate(captions) if caption.startswith(title))
+        area = tab.evaluate(f"(() => {{ const r = document.querySelector('#chart-{index} .nsewdrag').getBoundingClientRect(); "
+                            "return [r.width, r.height]; })()")  # fmt: skip
+        assert area[0] >= 200 and area[1] >= 150, (title, area)  # the bars' area, not squeezed by the tick labels
+        ticks = tab.evaluate(f"Array.from(document.querySelectorAll('#chart-{index} .xtick text')).map(t => t.textContent)")
+        assert all(len(tick) <= 40 for tick in ticks), ticks
+    assert fused in column_texts(tab, 2)
+
+
+@given(st.text(max_size=80), st.integers(min_value=8, max_value=40), st.integers(min_value=0, max_value=6))
+def test_a_cut_label_keeps_its_start_and_end(name: str, limit: int, tail: int) -> None:
+    shown = html.unescape(label(name, limit, tail))
+    whole = visible(name)
+
+    assert shown == whole if len(whole) <= limit else (len(shown) == limit and shown.endswith(whole[len(whole) - tail :]))
+    assert whole.startswith(shown[: limit - 1 - tail])
