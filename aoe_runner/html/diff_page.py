@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.html.charts import COLORS, Chart, finite, layout
-from aoe_runner.html.escape import cell, label
+from aoe_runner.html.escape import HOVER_LIMIT, HOVER_TAIL, cell, label
 from aoe_runner.html.page import Column, Page, Table, left_out_note
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def _point(change: EntryChange) -> tuple[float, float, str] | None:
     old, new = finite(old), finite(new)
     if old is None or new is None or old <= 0 or new <= 0:  # log axes: nothing at or below zero
         return None
-    return old, new, label(change.label)
+    return old, new, label(change.label, HOVER_LIMIT, HOVER_TAIL)  # up to 20,000 points a chart: their labels are bounded
 
 
 def _band(low: float, high: float, threshold_pct: float) -> dict[str, Any]:

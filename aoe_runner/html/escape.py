@@ -16,6 +16,7 @@ from typing import Any
 
 from aoe_runner.render.safe_text import visible
 
+HOVER_LIMIT, HOVER_TAIL = 240, 40  # characters of a name in a hover label (start and end); the table holds it whole
 _SCRIPT_UNSAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 

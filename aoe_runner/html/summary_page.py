@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aoe_runner.html.charts import COLORS, Chart, finite, histogram, histogram_chart, horizontal_line, layout
-from aoe_runner.html.escape import cell, label
+from aoe_runner.html.escape import HOVER_LIMIT, HOVER_TAIL, cell, label
 from aoe_runner.html.page import Column, Page, Table, left_out_note
 from aoe_runner.summary_data import operator_label
 
@@ -73,7 +73,11 @@ def _top_operators(operators: list[dict[str, Any]]) -> list[Chart]:
     if not top:
         return []
     ticks = [f"{len(top) - rank}. {label(operator_label(e), LABEL_LIMIT)}" for rank, e in enumerate(top)]  # unique when cut
-    hover = [f"{label(operator_label(e))}<br>saved {e['time_saved_us']:,.2f} µs, speed-up {_times(e['speedup'])}" for e in top]
+    names = [label(operator_label(e), HOVER_LIMIT, HOVER_TAIL) for e in top]
+    hover = [
+        f"{name}<br>saved {e['time_saved_us']:,.2f} µs, speed-up {_times(e['speedup'])}"
+        for name, e in zip(names, top, strict=True)
+    ]
     trace = {"type": "bar", "orientation": "h", "y": ticks, "x": [e["time_saved_us"] for e in top], "hovertext": hover,
              "hoverinfo": "text", "marker": {"color": COLORS["good"]}, "name": "time saved"}  # fmt: skip
     chart_layout = layout("time saved (µs)", "", yaxis={"type": "category", "tickfont": {"size": 10}})

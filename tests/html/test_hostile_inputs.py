@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aoe_runner.html.assets import plotly_js
 from aoe_runner.html.escape import label
 from aoe_runner.render.safe_text import visible
 from tests.conftest import ROOT
@@ -190,3 +192,26 @@ def test_a_cut_label_keeps_its_start_and_end(name: str, limit: int, tail: int) -
 
     assert shown == whole if len(whole) <= limit else (len(shown) == limit and shown.endswith(whole[len(whole) - tail :]))
     assert whole.startswith(shown[: limit - 1 - tail])
+
+
+def test_long_names_are_cut_in_hover_labels_not_in_the_table(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Fused operators can have names of thousands of characters: a diff draws up to 5,000 points per kind and chart,
+    each with its name, so whole names in hover labels grew the page past its 10 MB bound; the table keeps them whole."""
+    ops = [(f"{index:04d}/" + "fused_scope/MatMul_" * 150, "MatMulV2", 100.0, 50.0 + index % 7) for index in range(400)]
+    old = write_ops(tmp_path / "old", ops).parent
+    new = write_ops(tmp_path / "new", [(n, t, b, a * 1.2 if i % 2 else a) for i, (n, t, b, a) in enumerate(ops)]).parent
+    pages = {}
+    for name, command in (("diff", ("--diff", str(old), str(new))), ("summary", (str(new),))):
+        pages[name] = tmp_path / f"{name}.html"
+        assert cli("report", *command, "--format", "html", "-o", str(pages[name])).code == 0
+
+    for page in pages.values():
+        text = page.read_text(encoding="utf-8")
+        data = json.loads(re.search(r'id="page-data">(.*?)</script>', text, re.DOTALL).group(1))  # type: ignore[union-attr]
+        for chart in data["charts"]:
+            for trace in chart["traces"]:
+                for key in ("text", "hovertext"):
+                    assert all(len(label_text) <= 320 for label_text in trace.get(key) or []), key
+        assert any(ops[0][0] in str(value) for row in data["table"]["rows"] for value in row)
+    diff_data = pages["diff"].read_text(encoding="utf-8")
+    assert len(diff_data) - len(plotly_js()) < 1_500_000  # 400 rows of 2,855-character names, 400 short labels
