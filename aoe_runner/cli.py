@@ -140,6 +140,7 @@ def report(
             raise UsageError("report needs a PATH (a result file, a directory or a glob pattern), --run RUN or --samples")
         loaded = reporting.summarize_paths(paths + (_run_paths(runs) if runs else []), min_gain_pct, allow_empty=allow_empty)
         _print_problems([loaded])
+        getattr(formatter, "problems", []).extend(error.message for error in loaded.errors)  # html: on the page too
         if not loaded.files_loaded:
             return ExitCode.BAD_INPUT
         emit(terminal, loaded.render(formatter, rows), output)
@@ -149,6 +150,7 @@ def report(
     old_paths, new_paths = _diff_sides(paths + runs, allow_env_drift, script, getattr(formatter, "drift", []))
     result, old, new = reporting.diff_paths(old_paths, new_paths, threshold_pct, allow_empty=allow_empty)
     _print_problems([old, new])
+    getattr(formatter, "problems", []).extend(error.message for side in (old, new) for error in side.errors)
     if not old.files_loaded or not new.files_loaded:
         return ExitCode.BAD_INPUT
     emit(terminal, formatter.diff(result, rows), output)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aoe_runner.html.page import DEFAULT_TOP, PageContext, render
+from aoe_runner.html.page import DEFAULT_TOP, Page, PageContext, render
 
 if TYPE_CHECKING:
     from aoe_runner.diff import BankDiff
@@ -17,11 +17,12 @@ if TYPE_CHECKING:
 class HtmlFormatter:
     context: PageContext
     drift: list[str] = field(default_factory=list)  # environment differences of the two runs a diff compares
+    problems: list[str] = field(default_factory=list)  # inputs that could not be read (the CLI adds them): left out
 
     def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str:
         from aoe_runner.html.summary_page import summary_page
 
-        return render(summary_page(data, top or DEFAULT_TOP), self.context)
+        return render(self._warned(summary_page(data, top or DEFAULT_TOP)), self.context)
 
     def summary(self, summary: BankSummary, top: int | None) -> str:
         data = summary.model_dump(mode="json")  # the plain data the page reads, as Loaded.data holds it
@@ -31,4 +32,9 @@ class HtmlFormatter:
     def diff(self, diff: BankDiff, top: int | None) -> str:
         from aoe_runner.html.diff_page import diff_page
 
-        return render(diff_page(diff, top or DEFAULT_TOP, self.drift), self.context)
+        return render(self._warned(diff_page(diff, top or DEFAULT_TOP, self.drift)), self.context)
+
+    def _warned(self, page: Page) -> Page:
+        """The page with a warning per input left out, so a page passed on never looks like the whole picture."""
+        page.warnings.extend(f"left out, could not be read: {problem}" for problem in self.problems)
+        return page

@@ -215,3 +215,23 @@ def test_long_names_are_cut_in_hover_labels_not_in_the_table(cli, tmp_path: Path
         assert any(ops[0][0] in str(value) for row in data["table"]["rows"] for value in row)
     diff_data = pages["diff"].read_text(encoding="utf-8")
     assert len(diff_data) - len(plotly_js()) < 1_500_000  # 400 rows of 2,855-character names, 400 short labels
+
+
+def test_a_page_says_which_inputs_could_not_be_read(cli, show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Exit 4 tells the terminal; the page, looked at later by someone else, must not pass for the whole picture."""
+    old = write_ops(tmp_path / "old", [("a/MatMul", "MatMulV2", 100.0, 60.0)]).parent
+    folder = write_ops(tmp_path / "results", [("a/MatMul", "MatMulV2", 100.0, 50.0)]).parent
+    broken = folder / "aoe_result_opat_20260310150000000_41238.json"
+    broken.write_text("this is not JSON", encoding="utf-8")
+    missing = tmp_path / "nowhere" / "aoe_result_opat_20260310150000000_1.json"
+    pages = {"summary": tmp_path / "summary.html", "diff": tmp_path / "diff.html"}
+    assert cli("report", str(folder), str(missing), "--format", "html", "-o", str(pages["summary"])).code == 4
+    assert cli("report", "--diff", str(old), str(folder), "--format", "html", "-o", str(pages["diff"])).code == 4
+
+    for name, page in pages.items():
+        tab = show(page)
+        warnings = tab.evaluate("(document.querySelector('.warnings') || {}).textContent || ''")
+        assert str(broken) in warnings, name
+        if name == "summary":
+            assert str(missing) in warnings
+        assert tab.errors == []
