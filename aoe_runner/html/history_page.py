@@ -83,7 +83,7 @@ def history_page(runs: list[HistoryRun], script: str | None) -> Page:
 
 
 def _axis_data(runs: list[HistoryRun]) -> dict[str, Any]:
-    return {"x": [r.manifest.started_at.isoformat() for r in runs], "customdata": [r.manifest.id for r in runs]}
+    return {"x": [r.manifest.started_at.isoformat() for r in runs], "customdata": [cell(r.manifest.id) for r in runs]}
 
 
 def _ids(runs: list[HistoryRun]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import html
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -76,10 +77,11 @@ def test_a_histogram_of_equal_speed_ups_draws_its_bar(cli, show, tmp_path: Path)
 
 
 def test_a_run_id_with_markup_is_text_in_the_history_hover(show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A run id is the manifest's own (another host's, with a shared store): plotly reads tags in hover labels."""
+    """A run id is the manifest's own (another host's, with a shared store): plotly reads tags in hover labels, and the
+    `runs show` line a click shows is copied into a shell."""
     page = tmp_path / "history.html"
     home = history_page(tmp_path, page)
-    hostile = '<b>bold</b><a href="https://example.invalid/">link</a>'
+    hostile = '<b>bold</b><a href="https://example.invalid/">link</a>; touch pwned \u202e\'s'
     manifest_path = next((tmp_path / "home" / "runs").glob("*/manifest.json"))
     manifest = json.loads(manifest_path.read_text())
     manifest["id"] = hostile
@@ -90,12 +92,17 @@ def test_a_run_id_with_markup_is_text_in_the_history_hover(show, tmp_path: Path)
 
     points = tab.evaluate("Array.from(document.querySelectorAll('.plot .point')).map((p, i) => p.dataset.probe = i).length")
     assert points == 3 + 3 * 4 + 3  # the bars of time saved, 4 series of entries, the bank sizes
+    picked = set()
     for point in range(points):
         tab.click(f".point[data-probe='{point}']")
         shown = tab.evaluate("Array.from(document.querySelectorAll('.hoverlayer .hovertext')).map(h => h.textContent)")
         assert tab.evaluate("document.querySelectorAll('.hoverlayer a, .hoverlayer tspan[style*=bold]').length") == 0
         assert all("<b>bold</b>" in text for text in shown if "bold" in text)
-    assert any(hostile in text for text in column_texts(tab))
+        picked.add(tab.evaluate("document.getElementById('picked').textContent"))
+    assert f"run {visible(hostile)}: aoe-runner runs show {shlex.quote(visible(hostile))}" in picked
+    plain = [run["id"] for run in home.manifests() if run["id"] != hostile]
+    assert {f"run {run}: aoe-runner runs show {run}" for run in plain} <= picked  # a plain id stays unquoted
+    assert any(visible(hostile) in text for text in column_texts(tab))
     assert tab.errors == []
 
 

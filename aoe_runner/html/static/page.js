@@ -15,12 +15,18 @@
     return value.toLocaleString("en-US", { maximumFractionDigits: digits });
   }
 
+  function shellQuote(word) {  // as Python's shlex.quote: the line is for copying into a shell
+    word = String(word);
+    if (word && !/[^A-Za-z0-9_@%+=:,.\/-]/.test(word)) return word;
+    return "'" + word.replace(/'/g, "'\"'\"'") + "'";
+  }
+
   function pickRun(event) {
     var point = event.points && event.points[0];
     var box = document.getElementById("picked");
     if (!point || !box || point.customdata === undefined) return;
     box.hidden = false;
-    box.textContent = "run " + point.customdata + ": aoe-runner runs show " + point.customdata;
+    box.textContent = "run " + point.customdata + ": aoe-runner runs show " + shellQuote(point.customdata);
   }
 
   // The charts come after the table, each on its own: a browser that cannot run plotly.js still gets the table.
