@@ -49,16 +49,17 @@ def history_runs(store: RunStore, script: str | None) -> list[HistoryRun]:
     from aoe_runner.runs.store import TUNING, RunFilter
 
     rows = store.list(RunFilter(script=script, kind=TUNING))
-    manifests = [m for m in (store.load_or_warn(row.id) for row in reversed(rows)) if m is not None]
-    return [_with_savings(store, manifest) for manifest in manifests]
+    loaded = [(row.id, store.load_or_warn(row.id)) for row in reversed(rows)]
+    return [_with_savings(store, run_id, manifest) for run_id, manifest in loaded if manifest is not None]
 
 
-def _with_savings(store: RunStore, manifest: RunManifest) -> HistoryRun:
+def _with_savings(store: RunStore, run_id: str, manifest: RunManifest) -> HistoryRun:
+    """run_id is the record's, listed and loaded: its directory holds the results (the manifest's own id could name any)."""
     from aoe_runner.reporting import summarize_paths
 
     if not manifest.result_files:
         return HistoryRun(manifest, None, None)
-    directory = store.run_dir(manifest.id)
+    directory = store.run_dir(run_id)
     loaded = summarize_paths([str(directory / result.recorded) for result in manifest.result_files], allow_empty=True)
     if not loaded.files_loaded:
         return HistoryRun(manifest, None, None)

@@ -242,3 +242,29 @@ def test_a_page_says_which_inputs_could_not_be_read(cli, show, tmp_path: Path) -
         if name == "summary":
             assert str(missing) in warnings
         assert tab.errors == []
+
+
+def test_a_run_whose_manifest_names_another_id_is_read_from_its_own_directory(show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The results are those of the record that was listed and loaded, never of a directory the manifest names:
+    an id of '../..' would have read result files from outside the run store."""
+    page = tmp_path / "history.html"
+    home = history_page(tmp_path, page)
+    manifest_path = sorted((tmp_path / "home" / "runs").glob("*/manifest.json"))[0]
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["result_files"]
+    manifest["id"] = "../../elsewhere"
+    manifest_path.write_text(json.dumps(manifest))
+    assert aoe_runner(home, "runs", "report", "-o", str(page)).returncode == 0
+
+    tab = show(page)
+
+    saved = column_texts(tab, header(tab, "operator time saved µs"))
+    assert column_texts(tab, 0)[0] == "../../elsewhere"
+    assert saved[0] != "" and saved[1] != ""  # both succeeded runs read their own result files
+    assert tab.errors == []
+
+
+def header(tab, name: str) -> int:  # type: ignore[no-untyped-def]
+    return tab.evaluate(
+        f"Array.from(document.querySelectorAll('#table th')).findIndex(th => th.textContent === {json.dumps(name)})"
+    )  # type: ignore[no-any-return]
