@@ -82,7 +82,7 @@ def tune(
     ] = False,
 ) -> int:
     """Run a training script under AOE tuning: preflight, device lock, live progress, a full run record."""
-    from aoe_runner.preflight.plan import TuneMode
+    from aoe_runner.modes import TuneMode
     from aoe_runner.store.config import open_store
     from aoe_runner.tune.request import TuneRequest, parse_duration
     from aoe_runner.tune.session import dry_run as plan_dry_run
@@ -167,7 +167,7 @@ def runs_list(
     wide: Annotated[bool, wide_option()] = False,
 ) -> int:
     """List recorded runs, newest first; a run whose supervisor died shows as abandoned."""
-    from aoe_runner.preflight.plan import TuneMode
+    from aoe_runner.modes import TuneMode
     from aoe_runner.render.runs import render_run_list_as
     from aoe_runner.runs.store import RunFilter
     from aoe_runner.store.config import open_store

@@ -68,3 +68,9 @@ def test_report_as_json_on_a_small_input_loads_no_module_it_does_not_need(tmp_pa
 
 def test_report_as_a_table_on_a_small_input_loads_no_module_it_does_not_need(tmp_path: Path) -> None:
     assert _offending(_loaded(tmp_path, "report", str(SAMPLES)), NEVER_FOR_REPORT) == []
+
+
+def test_runs_list_loads_no_preflight_check_or_plan(tmp_path: Path) -> None:
+    """The run history names a run's mode and sizes without loading preflight's checks and plan (about 60 ms)."""
+    loaded = _loaded(tmp_path, "runs", "list")
+    assert _offending(loaded, ["aoe_runner.preflight.plan", "aoe_runner.preflight.checks", "aoe_runner.tune", "psycopg"]) == []

@@ -32,3 +32,14 @@ def ratio(result: float | None, *inputs: float | None, at_least: int = 3) -> flo
         return result
     digits = max(min((significant(x) for x in inputs if x is not None and math.isfinite(x)), default=6), at_least)
     return round(result, digits - 1 - math.floor(math.log10(abs(result))))
+
+
+GIB = 2**30
+
+
+def size_text(n: float) -> str:
+    """Bytes in the largest binary unit that keeps the figure at least 1 (GiB for anything from 1 GiB up)."""
+    for unit, factor in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= factor:
+            return f"{n / factor:.1f} {unit}"
+    return f"{n:.0f} bytes"

@@ -9,8 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aoe_runner.preflight.checks.result import size_text
 from aoe_runner.render import OutputFormat
+from aoe_runner.render.numbers import size_text
 from aoe_runner.render.safe_text import visible
 from aoe_runner.render.width import fit
 from aoe_runner.runs.manifest import MarkerSeen, RunManifest

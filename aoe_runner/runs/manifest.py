@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from aoe_runner.modes import TuneMode
 from aoe_runner.preflight.facts import HostFacts
-from aoe_runner.preflight.plan import TuneMode
 
 MANIFEST_NAME = "manifest.json"
 LOG_NAME = "log.txt"

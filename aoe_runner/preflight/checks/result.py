@@ -6,7 +6,9 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
-GIB = 2**30
+from aoe_runner.render.numbers import GIB, size_text
+
+__all__ = ["GIB", "CheckResult", "Status", "size_text"]
 
 
 class Status(str, Enum):
@@ -26,11 +28,3 @@ class CheckResult(BaseModel):
     sources: list[str] = Field(default_factory=list, description="Where each number came from.")
     fix: str | None = None
     reference: str | None = Field(None, description="Where the rule is documented.")
-
-
-def size_text(n: float) -> str:
-    """Bytes in the largest binary unit that keeps the figure at least 1 (GiB for anything from 1 GiB up)."""
-    for unit, factor in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= factor:
-            return f"{n / factor:.1f} {unit}"
-    return f"{n:.0f} bytes"
