@@ -3,8 +3,9 @@
 The report benchmarks (bench/report_bench.py: throughput against a bare json.loads loop and jq, with the
 machine's CPUs and pinned to one, plain and mypyc-compiled, the cache's second run, growth with files,
 start-up), then the tune, run-history and verify benchmarks (bench/tune_bench.py, bench/history_bench.py,
-bench/verify_bench.py), and --format html against json (bench/html_bench.py). Results go to stdout and, in
-full, to docs/benchmarks.md.
+bench/verify_bench.py), --format html against json (bench/html_bench.py) and the shared store on PostgreSQL
+(bench/store_bench.py). `--only SECTION,...` re-measures some sections and keeps the others' figures. Results go
+to stdout and to docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -91,7 +92,18 @@ SECTIONS: dict[str, Section] = {
         lambda f, args: verify_bench.render(f),  # type: ignore[arg-type]
         verify_bench.target_rows,  # type: ignore[arg-type]
     ),
+    "store": Section(  # imported when chosen: it needs psycopg and Debian's PostgreSQL server binaries
+        lambda args: _store_bench().measure(),
+        lambda f, args: _store_bench().render(f),
+        lambda f: [],  # its text holds its own targets
+    ),
 }
+
+
+def _store_bench():  # type: ignore[no-untyped-def]
+    import store_bench
+
+    return store_bench
 
 
 def main() -> None:
