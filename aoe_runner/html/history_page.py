@@ -4,6 +4,7 @@ and updated, the bank's size and the status; hovering or clicking a run shows th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.html.charts import COLORS, Chart, layout
@@ -19,7 +20,7 @@ SIZE_UNITS = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (1, "bytes"))
 STATUS_COLORS = {"succeeded": COLORS["good"], "failed": COLORS["bad"], "timed_out": COLORS["bad"],
                  "interrupted": COLORS["warn"], "abandoned": COLORS["warn"], "running": COLORS["neutral"]}  # fmt: skip
 COLUMNS = [
-    Column("run"), Column("started"), Column("status"), Column("mode"), Column("script", "long"),
+    Column("run"), Column("started (UTC)"), Column("status"), Column("mode"), Column("script", "long"),
     Column("operators added", "number"), Column("operators updated", "number"), Column("subgraphs added", "number"),
     Column("subgraphs updated", "number"),
     Column("operator time saved µs", "number"), Column("subgraph time saved ms", "number"), Column("bank MiB", "number"),
@@ -74,8 +75,8 @@ def history_page(runs: list[HistoryRun], script: str | None) -> Page:
         statuses[run.manifest.status.value] = statuses.get(run.manifest.status.value, 0) + 1
     facts = [("tuning runs", f"{len(runs):,}")] + [(status, f"{count:,}") for status, count in sorted(statuses.items())]
     if runs:
-        facts.append(("from", f"{runs[0].manifest.started_at:%Y-%m-%d %H:%M}"))
-        facts.append(("to", f"{runs[-1].manifest.started_at:%Y-%m-%d %H:%M}"))
+        facts.append(("from", f"{_utc(runs[0]):%Y-%m-%d %H:%M} UTC"))
+        facts.append(("to", f"{_utc(runs[-1]):%Y-%m-%d %H:%M} UTC"))
     charts = [_time_saved(runs), _entries(runs), _bank(runs)] if runs else []
     notes = [] if runs else ["No tuning runs are recorded" + (f" for {script}" if script else "") + "."]
     return Page(
@@ -83,8 +84,14 @@ def history_page(runs: list[HistoryRun], script: str | None) -> Page:
     )
 
 
+def _utc(run: HistoryRun) -> datetime:
+    """The run's start in UTC: plotly drops a time zone offset, and a manifest may carry another host's."""
+    started = run.manifest.started_at
+    return started.astimezone(timezone.utc) if started.tzinfo is not None else started
+
+
 def _axis_data(runs: list[HistoryRun]) -> dict[str, Any]:
-    return {"x": [r.manifest.started_at.isoformat() for r in runs], "customdata": [cell(r.manifest.id) for r in runs]}
+    return {"x": [_utc(r).replace(tzinfo=None).isoformat() for r in runs], "customdata": [cell(r.manifest.id) for r in runs]}
 
 
 def _ids(runs: list[HistoryRun]) -> dict[str, Any]:
@@ -110,7 +117,7 @@ def _time_saved(runs: list[HistoryRun]) -> Chart:
         traces.append({"type": "scatter", "mode": "lines+markers", "name": "subgraph time saved (ms, right axis)",
                        "y": [r.subgraph_saved_ms for r in runs], "yaxis": "y2", **_axis_data(runs), **_ids(runs),
                        "hovertemplate": "run %{text}: %{y:,.3f} ms<extra></extra>"})  # fmt: skip
-    chart_layout = layout("run start (time)", "operator time saved (µs)", xaxis={"type": "date"})
+    chart_layout = layout("run start (UTC)", "operator time saved (µs)", xaxis={"type": "date"})
     chart_layout["yaxis2"] = {"title": {"text": "subgraph time saved (ms)"}, "overlaying": "y", "side": "right"}
     return Chart("Time saved per run (bar colour: status)", traces, chart_layout, run_links=True)
 
@@ -124,7 +131,7 @@ def _entries(runs: list[HistoryRun]) -> Chart:
         for key, name in series
     ]  # fmt: skip
     return Chart(
-        "Entries added and updated per run", traces, layout("run start (time)", "entries (count)", xaxis={"type": "date"}), True
+        "Entries added and updated per run", traces, layout("run start (UTC)", "entries (count)", xaxis={"type": "date"}), True
     )
 
 
@@ -141,13 +148,13 @@ def _bank(runs: list[HistoryRun]) -> Chart:
                  "marker": {"color": color, "size": 9},
                  "hovertemplate": "run %{text}: %{y:,.2f} " + unit + "<extra>" + status + "</extra>"}
             )  # fmt: skip
-    chart_layout = layout("run start (time)", f"bank size ({unit})", xaxis={"type": "date"})
+    chart_layout = layout("run start (UTC)", f"bank size ({unit})", xaxis={"type": "date"})
     return Chart("Bank size after each run, by status", traces, chart_layout, run_links=True)
 
 
 def _row(r: HistoryRun) -> list[Any]:
     m = r.manifest
     p = m.progress
-    return [cell(m.id), f"{m.started_at:%Y-%m-%d %H:%M:%S}", m.status.value, m.mode_label, cell(m.script), p.operators_added,
+    return [cell(m.id), f"{_utc(r):%Y-%m-%d %H:%M:%S}", m.status.value, m.mode_label, cell(m.script), p.operators_added,
             p.operators_updated, p.subgraphs_added, p.subgraphs_updated, r.operator_saved_us, r.subgraph_saved_ms, r.bank_mib,
             len(m.result_files)]  # fmt: skip

@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from hypothesis import given
@@ -268,3 +269,25 @@ def header(tab, name: str) -> int:  # type: ignore[no-untyped-def]
     return tab.evaluate(
         f"Array.from(document.querySelectorAll('#table th')).findIndex(th => th.textContent === {json.dumps(name)})"
     )  # type: ignore[no-any-return]
+
+
+def test_history_times_are_utc_and_say_so(show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A manifest written with a local offset (another host, another aoe-runner) is placed at its real instant:
+    plotly drops an offset, so every time is converted to UTC, and the axes and the table say UTC."""
+    page = tmp_path / "history.html"
+    home = history_page(tmp_path, page)
+    manifest_path = sorted((tmp_path / "home" / "runs").glob("*/manifest.json"))[-1]
+    manifest = json.loads(manifest_path.read_text())
+    utc = datetime.fromisoformat(manifest["started_at"].replace("Z", "+00:00"))
+    manifest["started_at"] = utc.astimezone(timezone(timedelta(hours=8))).isoformat()
+    manifest_path.write_text(json.dumps(manifest))
+    assert aoe_runner(home, "runs", "report", "-o", str(page)).returncode == 0
+
+    tab = show(page)
+
+    started = column_texts(tab, header(tab, "started (UTC)"))
+    assert started[-1] == f"{utc:%Y-%m-%d %H:%M:%S}"
+    assert tab.evaluate("document.getElementById('chart-0').data[0].x.slice(-1)[0]") == utc.replace(tzinfo=None).isoformat()
+    titles = tab.evaluate("Array.from(document.querySelectorAll('.xtitle')).map(t => t.textContent)")
+    assert titles == ["run start (UTC)"] * 3
+    assert tab.errors == []
