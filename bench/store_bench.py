@@ -242,7 +242,7 @@ def render(f: StoreFigures) -> str:
     table = "\n".join(f"| {what} | {figure} | {target} |" for what, figure, target in rows)
     return f"""## The shared run store on PostgreSQL
 
-Measured by `python bench/store_bench.py` (not part of `bench/run.py`: its writers load both CPUs for a minute or
+Measured by `python bench/run.py --only store` (bench/store_bench.py; its writers load both CPUs for a minute or
 more): PostgreSQL {_server_version()} in a temporary directory on a Unix socket (fsync off, as in the tests),
 psycopg {_psycopg_version()} (binary), this 2-CPU machine shared with other work. Load average before
 {_load(f.load_before)}, after {_load(f.load_after)}; the `runs list` rounds run first, before the writers load the
