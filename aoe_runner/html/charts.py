@@ -52,7 +52,7 @@ def histogram(values: Sequence[float], bins: int | None = None) -> Bins:
 
 def histogram_chart(title: str, bins: Bins, x_title: str, noun: str, color: str = COLORS["neutral"]) -> Chart:
     lefts, rights = bins.edges[:-1], bins.edges[1:]
-    centers = [(left + right) / 2 for left, right in zip(lefts, rights, strict=True)]
+    centers = [left / 2 + right / 2 for left, right in zip(lefts, rights, strict=True)]  # (left + right) can overflow
     widths = [right - left for left, right in zip(lefts, rights, strict=True)]
     last = len(bins.counts) - 1
     hover = [
