@@ -331,7 +331,7 @@ def _kind(text: str | None) -> str | None:
 
 
 def _status(text: str | None):  # type: ignore[no-untyped-def]
-    from aoe_runner.runs.manifest import RunStatus
+    from aoe_runner.runs.status import RunStatus
 
     if text is None:
         return None

@@ -10,17 +10,19 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError
+if TYPE_CHECKING:  # pydantic loads with the models that are written or read, not with this module
+    from pydantic import BaseModel
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_Model = TypeVar("_Model", bound=BaseModel)
+_Model = TypeVar("_Model", bound="BaseModel")
 
 
 def dump_json(model: BaseModel, indent: int | None = 2) -> str:
     """The model as JSON (indented, with a final newline, unless indent is None)."""
+    from pydantic_core import PydanticSerializationError
+
     end = "\n" if indent is not None else ""
     try:
         return model.model_dump_json(indent=indent) + end
@@ -32,6 +34,8 @@ def dump_json(model: BaseModel, indent: int | None = 2) -> str:
 
 def load_json(model: type[_Model], data: bytes | str) -> _Model:
     """model.model_validate_json, also for JSON that holds an escaped lone surrogate; raises ValidationError or ValueError."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate_json(data)
     except ValidationError as error:

@@ -13,10 +13,10 @@ from aoe_runner.render import OutputFormat
 from aoe_runner.render.numbers import size_text
 from aoe_runner.render.safe_text import visible
 from aoe_runner.render.width import fit
-from aoe_runner.runs.manifest import MarkerSeen, RunManifest
-from aoe_runner.runs.store import RunRow
 
 if TYPE_CHECKING:
+    from aoe_runner.runs.index import RunRow
+    from aoe_runner.runs.manifest import MarkerSeen, RunManifest
     from aoe_runner.runs.prune import Removal
 
 

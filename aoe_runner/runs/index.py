@@ -15,9 +15,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from aoe_runner.runs.manifest import RunManifest, RunStatus
+from aoe_runner.runs.status import RunStatus
+
+if TYPE_CHECKING:
+    from aoe_runner.runs.manifest import RunManifest
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -84,7 +87,7 @@ class RunFilter:
     soc: str | None = None
 
 
-ManifestSource = Callable[[], Iterable[RunManifest]]
+ManifestSource = Callable[[], Iterable["RunManifest"]]
 
 
 class Index(Protocol):

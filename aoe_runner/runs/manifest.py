@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from aoe_runner.modes import TuneMode
 from aoe_runner.preflight.facts import HostFacts
+from aoe_runner.runs.status import RunStatus
 
-MANIFEST_NAME = "manifest.json"
 LOG_NAME = "log.txt"
 SCHEMA_VERSION = 1
-
-
-class RunStatus(str, Enum):
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    INTERRUPTED = "interrupted"
-    TIMED_OUT = "timed_out"
-    ABANDONED = "abandoned"  # the supervisor died before it could record the end
-
-    @property
-    def ended(self) -> bool:
-        return self is not RunStatus.RUNNING
 
 
 class Fingerprint(BaseModel):

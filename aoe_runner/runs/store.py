@@ -22,16 +22,19 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from aoe_runner.errors import InputError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.jsontext import dump_json, load_json
-from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.index import Index, RunFilter, RunIndex, RunRow, row_of
-from aoe_runner.runs.manifest import MANIFEST_NAME, BankInventory, RunManifest, RunStatus
+from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
+
+if TYPE_CHECKING:
+    from aoe_runner.runs.blobs import BlobStore
+    from aoe_runner.runs.manifest import BankInventory, RunManifest
 
 __all__ = ["RunFilter", "RunRow", "RunStore"]
 
@@ -53,7 +56,14 @@ class RunStore:
         self.warnings: list[str] = []
         self._warn_to = warn
         self.index: Index = RunIndex(self.db_path, self._readable_manifests, self.warn)
-        self.blobs = BlobStore(home)
+        self.blob_root = home  # where bank contents and inventories are kept
+
+    @cached_property
+    def blobs(self) -> BlobStore:
+        """The bank contents and inventories (loaded on first use: listing runs needs none of it)."""
+        from aoe_runner.runs.blobs import BlobStore
+
+        return BlobStore(self.blob_root)
 
     def warn(self, message: str) -> None:
         """A problem with one record that does not stop the command: said once."""
@@ -147,6 +157,10 @@ class RunStore:
     # -- reading --------------------------------------------------------------------------------
 
     def load(self, run_id: str) -> RunManifest:
+        from pydantic import ValidationError
+
+        from aoe_runner.runs.manifest import RunManifest
+
         path = self.run_dir(run_id) / MANIFEST_NAME
         try:
             return load_json(RunManifest, path.read_bytes())
@@ -243,10 +257,12 @@ class RunStore:
         """Every manifest on disk that can be read; the others are a warning each (for rebuilding the index)."""
         if not self.runs_dir.is_dir():
             return
+        from aoe_runner.runs.manifest import RunManifest
+
         for manifest_path in self.runs_dir.glob(f"*/{MANIFEST_NAME}"):
             try:
                 yield load_json(RunManifest, manifest_path.read_bytes())
-            except (OSError, ValidationError, ValueError):
+            except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
                 self.warn(f"{manifest_path}: not a readable run manifest; left out of the index")
 
     def _settle(self, row: RunRow) -> RunRow:

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from aoe_runner.errors import ExitCode, InputError
 from aoe_runner.runs.index import _COLUMN_NAMES, RunFilter, RunRow, conditions, values_of
-from aoe_runner.runs.manifest import RunManifest, RunStatus
+from aoe_runner.runs.status import RunStatus
 from aoe_runner.store import pg_schema, secrets
 
 if TYPE_CHECKING:
     import psycopg
+
+    from aoe_runner.runs.manifest import RunManifest
 
 CONNECT_TIMEOUT_S = 5
 _TIMES = ("started_at", "ended_at")
@@ -87,6 +89,7 @@ class PgIndex:
     def manifest(self, run_id: str) -> tuple[RunManifest, str | None] | None:
         """The run's manifest and where its artifacts are, or None when the store has no such run."""
         from aoe_runner.jsontext import load_json
+        from aoe_runner.runs.manifest import RunManifest
 
         with self.transaction() as db:
             found = db.execute("SELECT manifest::text, artifacts FROM runs WHERE id = %s", (run_id,)).fetchone()

@@ -12,14 +12,17 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aoe_runner.errors import InputError, UsageError
-from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.index import RunFilter, RunIndex, RunRow
-from aoe_runner.runs.manifest import MANIFEST_NAME, RunManifest, RunStatus
+from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
 from aoe_runner.runs.store import RunStore
 from aoe_runner.store.config import StoreChoice
 from aoe_runner.store.pg_index import PgIndex, StoreUnavailable
+
+if TYPE_CHECKING:
+    from aoe_runner.runs.manifest import RunManifest
 
 PUSH_HINT = "'aoe-runner runs push' uploads it when the store is back"
 
@@ -62,7 +65,7 @@ class SharedRunStore(RunStore):
         self.host = socket.gethostname()
         if choice.artifacts is not None:
             self.runs_dir = choice.artifacts / "runs"
-            self.blobs = BlobStore(choice.artifacts)
+            self.blob_root = choice.artifacts
         self.shared = PgIndex(choice.url, choice.shown)
         self.home_store = RunStore(home, warn)  # this host's history as the local store keeps it, under the home
         self.local_index = RunIndex(self.db_path, self._own_manifests, self.warn)
