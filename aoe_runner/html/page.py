@@ -81,6 +81,7 @@ def render(page: Page, context: PageContext) -> str:
         f'<body data-charts="{len(page.charts)}">\n<header>\n<h1>{text(page.title)}</h1>\n',
         _meta(context),
         "</header>\n<main>\n",
+        _noscript(page),
         _warnings(page.warnings),
         _verdict(page.verdict),
         _facts(page.facts),
@@ -99,6 +100,16 @@ def _meta(context: PageContext) -> str:
     return (
         f'<p class="meta">Generated {text(when)} by aoe-runner {text(context.version)} with '
         f"<code>{text(context.command)}</code></p>\n"
+    )
+
+
+def _noscript(page: Page) -> str:
+    """What a viewer that runs no scripts shows: the facts are HTML, the charts and the table are drawn by page.js."""
+    if not page.charts and page.table is None:
+        return ""
+    return (
+        '<noscript><p class="noscript warnings">The charts and the table of this page are drawn by the JavaScript inside '
+        "it, which this viewer does not run: open the file in a web browser (it needs no network).</p></noscript>\n"
     )
 
 

@@ -23,6 +23,7 @@ from aoe_runner.html.charts import histogram, histogram_chart
 from aoe_runner.html.escape import label
 from aoe_runner.render.safe_text import visible
 from tests.conftest import ROOT
+from tests.html.browser import Tab
 from tests.html.conftest import PHONE
 from tests.html.pages import history_page, verify_page, write_ops
 from tests.tune.runner import SIMULATOR, Home, aoe_runner
@@ -300,3 +301,20 @@ def test_bars_of_huge_speed_ups_have_finite_centres() -> None:
 
     assert all(math.isfinite(centre) for centre in chart.traces[0]["x"])
     assert all(math.isfinite(width) and width > 0 for width in chart.traces[0]["width"])
+
+
+def test_without_javascript_the_page_says_what_it_needs(cli, browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A viewer that runs no scripts (a mail preview, a locked-down browser) shows the facts and says why the charts
+    and the table are empty, rather than a page that looks broken."""
+    page = tmp_path / "report.html"
+    assert cli("report", str(ROOT / "sample_results"), "--format", "html", "-o", str(page)).code == 0
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    browser.send("Emulation.setScriptExecutionDisabled", {"value": True}, session=session)
+    browser.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
+    tab = Tab(browser, session)
+    tab.wait_for("document.readyState === 'complete'")
+
+    assert tab.evaluate("document.querySelectorAll('.fact').length") >= 9
+    shown = tab.evaluate("Array.from(document.querySelectorAll('.noscript')).map(p => p.innerText).join(' ')")
+    assert "JavaScript" in shown
