@@ -100,20 +100,19 @@ def _op_types(operators: list[dict[str, Any]], threshold: float, min_gain_pct: f
     if not groups:
         return []
     ranked = sorted(groups, key=lambda key: (-(groups[key][0] + groups[key][1]), key))[:TOP_TYPES]
-    names = [label(key) for key in ranked]
-    ticks = _cut_ticks(ranked)
-    saved = _bars(names, ranked, groups, lambda g: g[0], "real gain", COLORS["good"])
-    no_gain = _bars(names, ranked, groups, lambda g: g[1], f"no real gain (< {min_gain_pct:g}%)", COLORS["warn"])
-    saved_layout = layout("op type", "time saved (µs)", barmode="relative", xaxis={"type": "category", "tickangle": -40, **ticks})
+    names, whole = _short_categories(ranked), [label(key) for key in ranked]
+    saved = _bars(names, whole, ranked, groups, lambda g: g[0], "real gain", COLORS["good"])
+    no_gain = _bars(names, whole, ranked, groups, lambda g: g[1], f"no real gain (< {min_gain_pct:g}%)", COLORS["warn"])
+    saved_layout = layout("op type", "time saved (µs)", barmode="relative", xaxis={"type": "category", "tickangle": -40})
     medians = [_median(speedups.get(key, [])) for key in ranked]
     colors = [COLORS["warn"] if m is not None and m < threshold else COLORS["neutral"] for m in medians]
     hover = [
         f"{name}: median speed-up {_times(m)} over {groups[key][3]:,} entries, {int(groups[key][2]):,} with no real gain"
-        for name, key, m in zip(names, ranked, medians, strict=True)
+        for name, key, m in zip(whole, ranked, medians, strict=True)
     ]
     median_trace = {"type": "bar", "x": names, "y": medians, "marker": {"color": colors}, "hovertext": hover,
                     "hoverinfo": "text", "name": "median speed-up"}  # fmt: skip
-    median_layout = layout("op type", "median speed-up (x)", xaxis={"type": "category", "tickangle": -40, **ticks})
+    median_layout = layout("op type", "median speed-up (x)", xaxis={"type": "category", "tickangle": -40})
     median_layout["shapes"] = [horizontal_line(threshold, COLORS["warn"])]
     return [
         Chart(f"Time saved per op type (top {len(ranked)})", [saved, no_gain], saved_layout),
@@ -125,10 +124,10 @@ def _op_types(operators: list[dict[str, Any]], threshold: float, min_gain_pct: f
     ]
 
 
-def _bars(names: list[str], keys: list[str], groups: dict[str, list[float]], part: Callable[[list[float]], float],
-          name: str, color: str) -> dict[str, Any]:  # fmt: skip
+def _bars(names: list[str], whole: list[str], keys: list[str], groups: dict[str, list[float]],
+          part: Callable[[list[float]], float], name: str, color: str) -> dict[str, Any]:  # fmt: skip
     values = [part(groups[key]) for key in keys]
-    hover = [f"{shown}: {value:,.2f} µs saved ({name})" for shown, value in zip(names, values, strict=True)]
+    hover = [f"{shown}: {value:,.2f} µs saved ({name})" for shown, value in zip(whole, values, strict=True)]
     return {"type": "bar", "x": names, "y": values, "name": name, "marker": {"color": color}, "hovertext": hover,
             "hoverinfo": "text"}  # fmt: skip
 
@@ -137,24 +136,36 @@ def _model_times(points: list[dict[str, Any]]) -> list[Chart]:
     if not points:
         return []
     raw = [f"{p['section']} {p['tuning_name'] or ''} #{index + 1}".replace("  ", " ") for index, p in enumerate(points)]
-    names = [label(name) for name in raw]
+    names, whole = _short_categories(raw), [label(name) for name in raw]
     traces = [
         {"type": "bar", "x": names, "y": [p[key] for p in points], "name": word, "marker": {"color": color},
-         "hovertemplate": "%{x}: %{y:,.3f} ms " + word + "<extra></extra>"}
+         "hovertext": [f"{name}: {_ms(p[key])} {word}" for name, p in zip(whole, points, strict=True)], "hoverinfo": "text"}
         for key, word, color in (("before_ms", "before", COLORS["muted"]), ("after_ms", "after", COLORS["good"]))
     ]  # fmt: skip
-    chart_layout = layout("tuning", "model time (ms)", barmode="group", xaxis={"type": "category", **_cut_ticks(raw)})
+    chart_layout = layout("tuning", "model time (ms)", barmode="group", xaxis={"type": "category"})
     return [Chart("Model time before and after tuning", traces, chart_layout)]
 
 
-def _cut_ticks(names: list[str]) -> dict[str, Any]:
-    """Category tick labels cut to TICK_LIMIT characters (the categories themselves stay whole, so stay distinct):
-    a long fused op type or tuning name would otherwise take the chart's height from its bars."""
-    return {
-        "tickmode": "array",
-        "tickvals": [label(name) for name in names],
-        "ticktext": [label(name, TICK_LIMIT, tail=6) for name in names],  # the end tells "… #1" from "… #2"
-    }
+def _short_categories(names: list[str]) -> list[str]:
+    """Category values (plotly labels) cut to TICK_LIMIT characters, start and end kept ("… #1" and "… #2" differ), and
+    made distinct again where cutting joined two: a long fused op type or tuning name would otherwise take a chart's
+    height from its bars. The values themselves are short (not tick texts over whole values), so plotly still leaves
+    out the labels that do not fit a phone; hover labels hold the whole names."""
+    short: list[str] = []
+    taken: set[str] = set()
+    for name in names:
+        cut = candidate = label(name, TICK_LIMIT, tail=6)
+        number = 1
+        while candidate in taken:
+            number += 1
+            candidate = f"{cut} ({number})"
+        short.append(candidate)
+        taken.add(candidate)
+    return short
+
+
+def _ms(value: float | None) -> str:
+    return "none" if value is None else f"{value:,.3f} ms"
 
 
 def _table(operators: list[dict[str, Any]], subgraphs: list[dict[str, Any]], top: int) -> Table:

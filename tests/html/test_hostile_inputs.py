@@ -318,3 +318,18 @@ def test_without_javascript_the_page_says_what_it_needs(cli, browser, tmp_path: 
     assert tab.evaluate("document.querySelectorAll('.fact').length") >= 9
     shown = tab.evaluate("Array.from(document.querySelectorAll('.noscript')).map(p => p.innerText).join(' ')")
     assert "JavaScript" in shown
+
+
+def test_op_type_labels_are_thinned_on_a_phone(cli, show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """25 op types under a 390 px chart: plotly leaves out labels that do not fit (its automatic tick mode)."""
+    ops = [(f"l{i}/op", f"OpType{i:02d}Name", 100.0 + i, 50.0) for i in range(30)]
+    folder = write_ops(tmp_path / "results", ops).parent
+    page = tmp_path / "many.html"
+    assert cli("report", str(folder), "--format", "html", "-o", str(page)).code == 0
+
+    tab = show(page, PHONE)
+
+    captions = tab.evaluate("Array.from(document.querySelectorAll('.chart figcaption')).map(c => c.textContent)")
+    index = next(i for i, caption in enumerate(captions) if caption.startswith("Time saved per op type"))
+    assert tab.evaluate(f"document.querySelectorAll('#chart-{index} .xtick text').length") < 20
+    assert tab.errors == []
