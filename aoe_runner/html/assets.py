@@ -6,6 +6,7 @@ plotly is found without importing it (importing it costs start-up, and the page 
 from __future__ import annotations
 
 import importlib.util
+import re
 from functools import cache
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from aoe_runner.errors import AoeRunnerError, ExitCode
 
 STATIC = Path(__file__).resolve().parent / "static"
 PLOTLY_HINT = "pip install 'plotly>=5,<7'"
+_SCRIPT_END = re.compile(r"</(script)", re.IGNORECASE)
 
 
 class HtmlUnavailable(AoeRunnerError):
@@ -36,7 +38,7 @@ def plotly_bundle() -> Path:
 @cache
 def plotly_js() -> str:
     """plotly.min.js as shipped in the plotly package, safe to put inside a <script> element."""
-    return plotly_bundle().read_text(encoding="utf-8").replace("</script", "<\\/script")
+    return _SCRIPT_END.sub(r"<\\/\1", plotly_bundle().read_text(encoding="utf-8"))  # `</script` ends it in any case
 
 
 @cache

@@ -333,3 +333,17 @@ def test_op_type_labels_are_thinned_on_a_phone(cli, show, tmp_path: Path) -> Non
     index = next(i for i, caption in enumerate(captions) if caption.startswith("Time saved per op type"))
     assert tab.evaluate(f"document.querySelectorAll('#chart-{index} .xtick text').length") < 20
     assert tab.errors == []
+
+
+def test_the_inlined_library_cannot_close_its_script_element_in_any_case(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """HTML ends a script element at `</script` in any letter case; another plotly release could hold `</SCRIPT`."""
+    from aoe_runner.html import assets
+
+    bundle = tmp_path / "plotly.min.js"
+    bundle.write_text('var a = "</SCRIPT><script>alert(1)</Script >", b = /<\\/script>/;', encoding="utf-8")
+    monkeypatch.setattr(assets, "plotly_bundle", lambda: bundle)
+
+    inlined = assets.plotly_js.__wrapped__()
+
+    assert "</script" not in inlined.lower()
+    assert inlined == 'var a = "<\\/SCRIPT><script>alert(1)<\\/Script >", b = /<\\/script>/;'
