@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from aoe_runner.runs.store import RunStore
 
 MIB = 2**20
+UNREAD_NAMED = 10  # runs named in the warning about result files that could not be read
 SIZE_UNITS = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (1, "bytes"))
 STATUS_COLORS = {"succeeded": COLORS["good"], "failed": COLORS["bad"], "timed_out": COLORS["bad"],
                  "interrupted": COLORS["warn"], "abandoned": COLORS["warn"], "running": COLORS["neutral"]}  # fmt: skip
@@ -33,6 +34,7 @@ class HistoryRun:
     manifest: RunManifest
     operator_saved_us: float | None  # from the run's result files; None when it has none that can be read
     subgraph_saved_ms: float | None
+    unread: bool = False  # it recorded result files, and some could not be read from here (gone, or on another host)
 
     @property
     def bank_bytes(self) -> int | None:
@@ -63,9 +65,9 @@ def _with_savings(store: RunStore, run_id: str, manifest: RunManifest) -> Histor
     directory = store.run_dir(run_id)
     loaded = summarize_paths([str(directory / result.recorded) for result in manifest.result_files], allow_empty=True)
     if not loaded.files_loaded:
-        return HistoryRun(manifest, None, None)
+        return HistoryRun(manifest, None, None, unread=True)
     totals = loaded.data["totals"]
-    return HistoryRun(manifest, totals["operator_time_saved_us"], totals["subgraph_time_saved_ms"])
+    return HistoryRun(manifest, totals["operator_time_saved_us"], totals["subgraph_time_saved_ms"], bool(loaded.errors))
 
 
 def history_page(runs: list[HistoryRun], script: str | None) -> Page:
@@ -79,9 +81,14 @@ def history_page(runs: list[HistoryRun], script: str | None) -> Page:
         facts.append(("to", f"{_utc(runs[-1]):%Y-%m-%d %H:%M} UTC"))
     charts = [_time_saved(runs), _entries(runs), _bank(runs)] if runs else []
     notes = [] if runs else ["No tuning runs are recorded" + (f" for {script}" if script else "") + "."]
-    return Page(
-        title, facts=facts, charts=charts, table=Table("Runs, newest last", COLUMNS, [_row(r) for r in runs]), notes=notes
-    )
+    unread = [r.manifest.id for r in runs if r.unread]
+    warnings = [
+        f"{len(unread):,} run(s) recorded result files that could not be read from here (removed, or on another host): "
+        f"their time saved is unknown or partial: {', '.join(unread[:UNREAD_NAMED])}"
+        + (f" and {len(unread) - UNREAD_NAMED:,} more" if len(unread) > UNREAD_NAMED else "")
+    ] if unread else []  # fmt: skip
+    table = Table("Runs, newest last", COLUMNS, [_row(r) for r in runs])
+    return Page(title, facts=facts, warnings=warnings, charts=charts, table=table, notes=notes)
 
 
 def _utc(run: HistoryRun) -> datetime:

@@ -347,3 +347,20 @@ def test_the_inlined_library_cannot_close_its_script_element_in_any_case(tmp_pat
 
     assert "</script" not in inlined.lower()
     assert inlined == 'var a = "<\\/SCRIPT><script>alert(1)<\\/Script >", b = /<\\/script>/;'
+
+
+def test_a_run_whose_result_files_cannot_be_read_is_named(show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A run recorded result files that are gone (cleaned up, or on another host with a shared store): its time saved
+    is unknown, not zero, and the page says which runs that is."""
+    page = tmp_path / "history.html"
+    home = history_page(tmp_path, page)
+    gone = next(run for run in home.manifests() if run["result_files"])
+    for result in gone["result_files"]:
+        (tmp_path / "home" / "runs" / gone["id"] / result["recorded"]).unlink()
+    assert aoe_runner(home, "runs", "report", "-o", str(page)).returncode == 0
+
+    tab = show(page)
+
+    warnings = tab.evaluate("(document.querySelector('.warnings') || {}).textContent || ''")
+    assert gone["id"] in warnings and "could not be read" in warnings
+    assert tab.errors == []
