@@ -95,8 +95,9 @@ def render(f: HtmlFigures) -> str:
         f"jobs). Each cell: median wall time of {f.rounds} interleaved rounds (min-max) | median CPU time of the process",
         "tree. Ratios: the median of the per-round ratios of wall times. The page inlines plotly.min.js (4.9 MB of it).",
         "",
-        "| corpus | json | json -o | html -o | html / json | html / json -o | json size | html size | html table |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| corpus | json: wall (min-max) | CPU | json -o: wall (min-max) | CPU | html -o: wall (min-max) | CPU "
+        "| html / json | html / json -o | json size | html size | html table |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in f.corpora:
         lines.append(

@@ -37,6 +37,7 @@ class Relay:
 
     tune: list[tuple[float, float]]
     tee: list[tuple[float, float]]
+    cat: list[tuple[float, float]]  # the script into `cat > /dev/null`: how fast it writes, with nothing kept
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
 
@@ -79,16 +80,18 @@ def measure(rounds: int, timed) -> TuneFigures:  # type: ignore[no-untyped-def]
         tune = [*TUNE, "flood", str(LOG_BYTES)]
         tee = ["sh", "-c", f'"{sys.executable}" "{SIMULATOR}" flood {LOG_BYTES} | tee "{scratch}/tee.log" >/dev/null']
         load_before = os.getloadavg()
-        tune_runs, tee_runs = [], []
+        tune_runs, tee_runs, cat_runs = [], [], []
+        cat = ["sh", "-c", f'"{sys.executable}" "{SIMULATOR}" flood {LOG_BYTES} | cat >/dev/null']
         for _ in range(max(rounds, RELAY_ROUNDS)):
             tune_runs.append(_wall_and_cpu(tune, env))
             tee_runs.append(_wall_and_cpu(tee, env))
+            cat_runs.append(_wall_and_cpu(cat, env))
         load_after = os.getloadavg()
         fixed = statistics.median(_wall_and_cpu([*TUNE, "flood", "1"], env)[0] for _ in range(5))
         supervisor_pct, script_pct, sampled = _supervision_cost(env)
         reindex, list_s, list_all, baseline = _runs_list(Path(scratch) / "history")
     return TuneFigures(
-        Relay(tune_runs, tee_runs, load_before, load_after),
+        Relay(tune_runs, tee_runs, cat_runs, load_before, load_after),
         fixed,
         supervisor_pct,
         script_pct,
@@ -212,10 +215,14 @@ def render(figures: TuneFigures, rounds: int) -> str:
             "|---|---|---|",
             f.relay.row("`script \\| tee log`", f.relay.tee),
             f.relay.row("`aoe-runner tune script`", f.relay.tune),
+            f.relay.row("floor: `script \\| cat >/dev/null`", f.relay.cat),
             "",
             f"Ratio to tee (median of the per-round ratios): {f.relay_ratio:.2f} ({min(f.relay.ratios):.2f}-"
             f"{max(f.relay.ratios):.2f}). aoe-runner's fixed part, `tune` of a script that prints one line, is "
-            f"{f.fixed_s:.2f} s (median of 5).",
+            f"{f.fixed_s:.2f} s (median of 5); without it, aoe-runner's relay takes "
+            f"{(statistics.median(w for w, _ in f.relay.tune) - f.fixed_s) / statistics.median(w for w, _ in f.relay.tee):.2f}x "
+            "tee's time. The floor row is the script's own speed into a pipe that keeps nothing: where tee matches it,",
+            "no relay can be faster, and the ratio is set by the fixed part.",
             "",
             f"Supervision cost while the script sleeps {SLEEP_S} s, sampled over {f.sampled_s:.0f} s of the sleep:",
             f"aoe-runner's own CPU time is {supervisor_ms:.0f} ms ({f.supervisor_cpu_pct:.3f}% of one core); the",
