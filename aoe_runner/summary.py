@@ -29,6 +29,7 @@ from aoe_runner.results.model import (
     SubgraphChange,
     UpdateMode,
 )
+from aoe_runner.results.report_facts import TimestampSource, timestamp_of
 
 _REPO_FIELDS = ("add", "hit", "reserved", "unsatisfied", "update", "total")
 _OPERATOR_AFTER = attrgetter("after_us")
@@ -37,7 +38,6 @@ CONFLICT_TOLERANCE = 0.02  # a later result this much slower than an earlier one
 DEFAULT_MIN_GAIN_PCT = 1.0
 SCHEMA_VERSION = 1
 
-TimestampSource = Literal["report key", "file name", "file mtime", "none"]
 _NO_TIME = datetime.min
 
 
@@ -390,19 +390,9 @@ def subgraph_label(entry: SubgraphEntry) -> str:
 
 
 def _context_of(result_file: ResultFile, report: Report) -> _ReportContext:
-    timestamp, source = _timestamp_of(result_file, report)
+    timestamp, source = timestamp_of(result_file, report)
     order = (timestamp or _NO_TIME, result_file.path, report.index)
     return _ReportContext(result_file.path, report.key, report.index, timestamp, source, order)
-
-
-def _timestamp_of(result_file: ResultFile, report: Report) -> tuple[datetime | None, TimestampSource]:
-    if report.timestamp:
-        return report.timestamp, "report key"
-    if result_file.file_timestamp:
-        return result_file.file_timestamp, "file name"
-    if result_file.modified:
-        return result_file.modified, "file mtime"
-    return None, "none"
 
 
 def _add_repo_totals(a: RepoTotals, b: RepoTotals) -> RepoTotals:

@@ -9,13 +9,12 @@ instead, so both ways give the same records and the same warnings (a test compar
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Final
 
 import msgspec
 
 from aoe_runner.results.model import Report, ResultFile
-from aoe_runner.results.report_facts import REPO_FIELDS, ReportFacts, time_key
+from aoe_runner.results.report_facts import REPO_FIELDS, ReportFacts, time_key, timestamp_of
 
 _TIME_LIMIT: Final = 1e300  # the normaliser's bound for a time taken as it is
 _ABSOLUTE_TOLERANCE: Final = 0.06  # figures.speedup_figure_matches, inlined in the hot loop
@@ -191,7 +190,7 @@ def _types(op_type: list[str] | None) -> Types:
 
 
 def _facts(result_file: ResultFile, report: Report) -> ReportFacts:
-    timestamp, source = _timestamp_of(result_file, report)
+    timestamp, source = timestamp_of(result_file, report)
     basic, opat, sgat = report.basic, report.opat, report.sgat
     legacy = getattr(report, "legacy", None)
     return ReportFacts(
@@ -219,13 +218,3 @@ def _repo(summary: Any) -> list[int | None] | None:
 
 def _model(times: Any) -> tuple[float, float] | None:
     return None if times is None else (times.before_ms, times.after_ms)
-
-
-def _timestamp_of(result_file: ResultFile, report: Report) -> tuple[datetime | None, str]:
-    if report.timestamp:
-        return report.timestamp, "report key"
-    if result_file.file_timestamp:
-        return result_file.file_timestamp, "file name"
-    if result_file.modified:
-        return result_file.modified, "file mtime"
-    return None, "none"

@@ -6,14 +6,31 @@ Kept out of parsed.py so that module can be compiled with mypyc (msgspec reads t
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Union
+from typing import TYPE_CHECKING, Literal, Union
 
 import msgspec
+
+if TYPE_CHECKING:
+    from aoe_runner.results.model import Report, ResultFile
 
 _MICROSECOND = timedelta(microseconds=1)
 REPO_FIELDS = ("add", "hit", "reserved", "unsatisfied", "update", "total")
 
 TimeKey = int  # microseconds since datetime.min: an exact, cheaply compared and stored timestamp
+
+
+TimestampSource = Literal["report key", "file name", "file mtime", "none"]
+
+
+def timestamp_of(result_file: ResultFile, report: Report) -> tuple[datetime | None, TimestampSource]:
+    """When a report was written, and how that is known: its key, else the file's name, else the file's mtime."""
+    if report.timestamp:
+        return report.timestamp, "report key"
+    if result_file.file_timestamp:
+        return result_file.file_timestamp, "file name"
+    if result_file.modified:
+        return result_file.modified, "file mtime"
+    return None, "none"
 
 
 def time_key(moment: datetime | None) -> TimeKey | None:
