@@ -19,7 +19,10 @@ from typing import Any
 from aoe_runner.results.figures import number
 from aoe_runner.results.model import LegacyOperator, LegacySection, Report, RepoSummary, ResultFile, UpdateMode
 from aoe_runner.results.raw import RawDocument
+from aoe_runner.results.tally import Tally
 from aoe_runner.results.text import short_repr, shortened
+
+_LABEL = "legacy Auto Tune file"  # how its warnings begin
 
 LAYOUT = "legacy_auto_tune"
 FILE_GLOB = "tune_result_*.json"
@@ -98,10 +101,10 @@ class _EntryReader:
         self.counts = dict.fromkeys(("add", "hit", "reserved", "update", "unsatisfied"), 0)
         self.status_only = 0
         self.operators: list[LegacyOperator] = []
-        self.skipped = _Tally("entries skipped (not an object)")
-        self.odd_flags = _Tally("entries have a bank flag that is neither true nor false (read as false)")
-        self.without_times = _Tally("added or updated entries have no usable result_data times (counted, not listed)")
-        self.not_positive = _Tally("added or updated entries skipped (a time is zero or negative)")
+        self.skipped = Tally("entries skipped (not an object)")
+        self.odd_flags = Tally("entries have a bank flag that is neither true nor false (read as false)")
+        self.without_times = Tally("added or updated entries have no usable result_data times (counted, not listed)")
+        self.not_positive = Tally("added or updated entries skipped (a time is zero or negative)")
 
     def read(self, key: str, value: Any) -> None:
         if not isinstance(value, dict):
@@ -143,29 +146,11 @@ class _EntryReader:
 
     def warn(self, warnings: list[str]) -> None:
         changed = self.counts["add"] + self.counts["update"]
-        self.skipped.flush(self.entries + self.skipped.count, warnings)
-        self.odd_flags.flush(self.entries, warnings)
-        self.without_times.flush(changed, warnings)
-        self.not_positive.flush(changed, warnings)
+        self.skipped.flush(_LABEL, self.entries + self.skipped.count, warnings)
+        self.odd_flags.flush(_LABEL, self.entries, warnings)
+        self.without_times.flush(_LABEL, changed, warnings)
+        self.not_positive.flush(_LABEL, changed, warnings)
 
 
 def _boolean_or_absent(value: object) -> bool:
     return value is True or value is False or value is None  # by identity: 1 and 0 are not flags
-
-
-class _Tally:
-    """How many entries share one problem, and the first of them."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        self.count = 0
-        self.first = ""
-
-    def add(self, example: str) -> None:
-        self.count += 1
-        if self.count == 1:
-            self.first = example
-
-    def flush(self, total: int, warnings: list[str]) -> None:
-        if self.count:
-            warnings.append(f"legacy Auto Tune file: {self.count} of {total} {self.what} (first: {shortened(self.first, 120)})")

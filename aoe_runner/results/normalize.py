@@ -39,6 +39,7 @@ from aoe_runner.results.model import (
     UpdateMode,
 )
 from aoe_runner.results.raw import RawDocument
+from aoe_runner.results.tally import Tally
 from aoe_runner.results.text import short_repr, short_text, shortened
 from aoe_runner.results.typed import TypedOperators
 
@@ -58,31 +59,13 @@ _REPO_SUMMARY_KEYS = {
 }
 
 
-class _Tally:
-    """Counts a kind of problem across many records and keeps the first example."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        self.count = 0
-        self.first = ""
-
-    def add(self, example: str) -> None:
-        self.count += 1
-        if self.count == 1:
-            self.first = example
-
-    def flush(self, label: str, total: int, warnings: list[str]) -> None:
-        if self.count:
-            warnings.append(f"{label}: {self.count} of {total} {self.what} (first: {shortened(self.first, 120)})")
-
-
 class _RecordTallies:
     """The problems found in one section's operator or subgraph records."""
 
     def __init__(self, kind: str, identity: str) -> None:
-        self.unusable = _Tally(f"{kind} records skipped (no {identity} or no usable times)")
-        self.not_positive = _Tally(f"{kind} records skipped (a time is zero or negative)")
-        self.disagreeing = _Tally(f"{kind} improvement figures disagree with their times")
+        self.unusable = Tally(f"{kind} records skipped (no {identity} or no usable times)")
+        self.not_positive = Tally(f"{kind} records skipped (a time is zero or negative)")
+        self.disagreeing = Tally(f"{kind} improvement figures disagree with their times")
 
     def flush(self, label: str, kept: int, warnings: list[str]) -> None:
         total = kept + self.unusable.count + self.not_positive.count
