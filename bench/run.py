@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import platform
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,31 +28,6 @@ import tune_bench  # noqa: E402
 import verify_bench  # noqa: E402
 
 VERIFY_ROUNDS = 2  # each round is two minutes of real runs
-
-
-def timed(
-    command: list[str], sample_rss: bool = False, ok_codes: tuple[int, ...] = (0,), env: dict[str, str] | None = None
-) -> tuple[float, int]:
-    """Wall seconds and, when asked, the peak of the summed RSS of the process and its children."""
-    start = time.perf_counter()
-    process = psutil.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    peak = 0
-    while process.poll() is None:
-        if sample_rss:
-            peak = max(peak, _tree_rss(process))
-        time.sleep(0.02)
-    elapsed = time.perf_counter() - start
-    if process.returncode not in ok_codes:
-        raise SystemExit(f"benchmark command failed ({process.returncode}): {' '.join(command)}")
-    return elapsed, peak
-
-
-def _tree_rss(process: psutil.Process) -> int:
-    try:
-        members = [process, *process.children(recursive=True)]
-        return sum(member.memory_info().rss for member in members)
-    except psutil.Error:
-        return 0
 
 
 @dataclass(frozen=True)
@@ -73,7 +46,7 @@ SECTIONS: dict[str, Section] = {
         report_bench.target_rows,  # type: ignore[arg-type]
     ),
     "tune": Section(
-        lambda args: tune_bench.measure(args.rounds, timed),
+        lambda args: tune_bench.measure(args.rounds),
         lambda f, args: tune_bench.render(f, args.rounds),  # type: ignore[arg-type]
         tune_bench.target_rows,  # type: ignore[arg-type]
     ),

@@ -22,6 +22,9 @@ from pathlib import Path
 
 import psutil
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report_bench import run  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SIMULATOR = ROOT / "tests" / "simulator" / "train.py"
 LOG_BYTES = 200_000_000
@@ -74,7 +77,7 @@ class TuneFigures:
         return self.relay.ratio
 
 
-def measure(rounds: int, timed) -> TuneFigures:  # type: ignore[no-untyped-def]
+def measure(rounds: int) -> TuneFigures:
     with tempfile.TemporaryDirectory() as scratch:
         env = _env(Path(scratch))
         tune = [*TUNE, "flood", str(LOG_BYTES)]
@@ -83,11 +86,11 @@ def measure(rounds: int, timed) -> TuneFigures:  # type: ignore[no-untyped-def]
         tune_runs, tee_runs, cat_runs = [], [], []
         cat = ["sh", "-c", f'"{sys.executable}" "{SIMULATOR}" flood {LOG_BYTES} | cat >/dev/null']
         for _ in range(max(rounds, RELAY_ROUNDS)):
-            tune_runs.append(_wall_and_cpu(tune, env))
-            tee_runs.append(_wall_and_cpu(tee, env))
-            cat_runs.append(_wall_and_cpu(cat, env))
+            tune_runs.append(run(tune, env)[:2])
+            tee_runs.append(run(tee, env)[:2])
+            cat_runs.append(run(cat, env)[:2])
         load_after = os.getloadavg()
-        fixed = statistics.median(_wall_and_cpu([*TUNE, "flood", "1"], env)[0] for _ in range(5))
+        fixed = statistics.median(run([*TUNE, "flood", "1"], env)[0] for _ in range(5))
         supervisor_pct, script_pct, sampled = _supervision_cost(env)
         reindex, list_s, list_all, baseline = _runs_list(Path(scratch) / "history")
     return TuneFigures(
@@ -101,18 +104,6 @@ def measure(rounds: int, timed) -> TuneFigures:  # type: ignore[no-untyped-def]
         baseline,
         reindex,
     )
-
-
-def _wall_and_cpu(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds, and the CPU seconds (user + system) of the command and every process it waited for."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise SystemExit(f"benchmark command failed ({process.returncode}): {' '.join(command)}")
-    return wall, usage.ru_utime + usage.ru_stime
 
 
 def _env(scratch: Path) -> dict[str, str]:
