@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -13,14 +12,6 @@ from aoe_runner.verify.gates import Gates, evaluate
 from aoe_runner.verify.stats import compare
 from tests.render.hostile import markdown_cells
 from tests.tune.runner import SIMULATOR, Home, aoe_runner
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    bank = tmp_path / "bank" / "Ascend910B3" / "cube"
-    bank.mkdir(parents=True)
-    (bank / "MatMul.bin").write_bytes(b"tuned")
-    return Home(tmp_path)
 
 
 def _runs(rng: random.Random, medians: list[float], steps: int = 200, noise: float = 0.01) -> list[list[float]]:

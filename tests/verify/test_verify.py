@@ -19,14 +19,6 @@ import pytest
 from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    bank = tmp_path / "bank" / "Ascend910B3" / "cube"
-    bank.mkdir(parents=True)
-    (bank / "MatMul.bin").write_bytes(b"tuned")
-    return Home(tmp_path)
-
-
 def verify(home: Home, *script_args: str, options: tuple[str, ...] = ()) -> tuple[int, dict | None, str]:
     result = aoe_runner(home, "verify", str(SIMULATOR), "--bank", "bank", "--format", "json", *options, "--", *script_args)
     report = json.loads(result.stdout) if result.stdout else None
