@@ -31,7 +31,7 @@ READ_SIZE = 1 << 20
 BATCH_BELOW = 1 << 16  # a read smaller than this, while output pours in, means we read faster than it comes:
 BATCH_WAIT_S = 0.002  # wait this long before the next read, so that each read takes more and costs less
 PIPE_SIZE = 1 << 20  # the default maximum an unprivileged process may ask for
-_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_F_SETPIPE_SZ: int | None = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only (Python 3.10+ names it)
 PIPE_DRAIN_S = 2.0  # after everything is killed, how long to wait for pipes something unkillable still holds
 SETTLE_S = 0.2  # after the script exits, how long its processes get to exit with it before they count as left over
 LEFTOVER_POLL_S = 0.1
@@ -325,6 +325,8 @@ def _drain(fd: int) -> None:
 
 def _widen(pipe: int) -> None:
     """Ask for a pipe of PIPE_SIZE: a chatty script then costs a quarter of the reads and wake-ups (Linux only)."""
+    if _F_SETPIPE_SZ is None:
+        return
     try:
         fcntl.fcntl(pipe, _F_SETPIPE_SZ, PIPE_SIZE)
     except OSError:  # over the user's pipe-buffer quota, or /proc/sys/fs/pipe-max-size is lower: the default stands
