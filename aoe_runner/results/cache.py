@@ -54,8 +54,10 @@ Identity = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctim
 def code_identity() -> str:
     """A hash of the code that decides what a cached entry holds (merge.py and results/): entries written by other
     code, an older aoe-runner or a changed checkout, live in another directory and are never served."""
+    from aoe_runner import __version__
+
     package = Path(__file__).resolve().parent.parent
-    digest = hashlib.blake2b(_ENTRY_VERSION.to_bytes(4, "big"), digest_size=8)
+    digest = hashlib.blake2b(f"{_ENTRY_VERSION} {__version__}".encode(), digest_size=8)  # also where sources are not shipped
     for path in sorted([package / "merge.py", *(package / "results").glob("*.py")]):
         digest.update(path.name.encode())
         try:
