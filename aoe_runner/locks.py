@@ -39,13 +39,13 @@ import stat
 import struct
 import tempfile
 import time
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError
+from aoe_runner.plain_data import FIELD_DOCSTRINGS
 
 LOCK_DIR_ENV = "AOE_RUNNER_LOCK_DIR"
 _OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
@@ -55,7 +55,10 @@ _ATTEMPTS = 40  # rounds against a run that is itself still checking; about half
 _Lock = TypeVar("_Lock", bound="SharedLock")
 
 
-class LockHolder(BaseModel):
+@dataclass(kw_only=True)
+class LockHolder:
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
     user: str
     pid: int
     host: str
@@ -64,6 +67,23 @@ class LockHolder(BaseModel):
 
     def describe(self) -> str:
         return f"user {self.user}, pid {self.pid} on {self.host}, since {self.started_at}: {self.command}"
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), separators=(",", ":")).encode()  # ASCII: a name's lone surrogate is escaped
+
+    @classmethod
+    def from_json(cls, data: bytes) -> LockHolder | None:
+        """The holder a lock file names; None for anything else (the file may be another user's, or half-written)."""
+        try:
+            fields = json.loads(data)
+        except ValueError:
+            return None
+        if not isinstance(fields, dict) or type(fields.get("pid")) is not int:
+            return None
+        texts = {name: fields.get(name) for name in ("user", "host", "started_at", "command")}
+        if not all(isinstance(text, str) for text in texts.values()):
+            return None
+        return cls(pid=fields["pid"], **texts)  # type: ignore[arg-type]
 
     @classmethod
     def here(cls, command: str) -> LockHolder:
@@ -124,7 +144,7 @@ class SharedLock:
             for _ in range(_ATTEMPTS):
                 fd, other = self._attempt(directory, _READ if shared else _WRITE)
                 if fd is not None:
-                    os.pwrite(fd, holder.model_dump_json().encode(), 0)
+                    os.pwrite(fd, holder.to_json(), 0)
                     self._fd = fd
                     return self
                 if other is not None:
@@ -365,7 +385,4 @@ def _same_file(fd: int, name: str, directory: int) -> bool:
 
 
 def _read_holder(fd: int) -> LockHolder | None:
-    try:
-        return LockHolder.model_validate(json.loads(os.pread(fd, 65536, 0) or b"null"))
-    except (ValidationError, ValueError):
-        return None
+    return LockHolder.from_json(os.pread(fd, 65536, 0))

@@ -1,4 +1,4 @@
-"""Generate the JSON Schemas of aoe-runner's own JSON outputs from their pydantic models.
+"""Generate the JSON Schemas of aoe-runner's own JSON outputs from their pydantic models and plain dataclasses.
 
 Run `python -m aoe_runner.schema_export` after changing a model; a test fails while schemas/ is stale.
 """
@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import TypeAdapter
 
 from aoe_runner.diff import BankDiff
 from aoe_runner.preflight.facts import HostFacts
@@ -20,7 +20,7 @@ from aoe_runner.summary import BankSummary
 from aoe_runner.verify.session import VerifyReport
 
 SCHEMA_DIRECTORY = Path(__file__).resolve().parent.parent / "schemas"
-GENERATED: dict[str, type[BaseModel]] = {
+GENERATED: dict[str, type] = {
     "bank-summary.schema.json": BankSummary,
     "bank-diff.schema.json": BankDiff,
     "result-file.schema.json": ResultFile,
@@ -35,8 +35,8 @@ def generated_schema(name: str) -> str:
     model = GENERATED[name]
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$comment": "Generated from the pydantic models by `python -m aoe_runner.schema_export`; do not edit.",
-        **model.model_json_schema(mode="serialization"),
+        "$comment": "Generated from the models by `python -m aoe_runner.schema_export`; do not edit.",
+        **TypeAdapter(model).json_schema(mode="serialization"),
     }
     return json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 

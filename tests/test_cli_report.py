@@ -96,7 +96,10 @@ def test_diff_with_an_unreadable_side_is_bad_input_even_with_regressions(cli, tm
         (["report", "x", "--allow-env-drift"], "--allow-env-drift and --script need --diff"),
         (["report", "x", "--script", "train.py"], "--allow-env-drift and --script need --diff"),
         (["report", "--diff", "a", "b", "--script", "train.py"], "--script picks the two runs to compare"),
-        (["report", "x", "--fail-on-regression"], "--threshold, --fail-on-regression, --allow-env-drift and --script need --diff"),
+        (
+            ["report", "x", "--fail-on-regression"],
+            "--threshold, --fail-on-regression, --allow-env-drift and --script need --diff",
+        ),
         (["report", "x", "--threshold", "2%"], "--threshold, --fail-on-regression, --allow-env-drift and --script need --diff"),
         (["report", "x", "--min-gain", "lots"], "--min-gain: 'lots' is not a percentage"),
         (["report", "x", "--format", "xml"], "'xml' is not one of"),

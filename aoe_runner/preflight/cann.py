@@ -11,10 +11,11 @@ from __future__ import annotations
 import configparser
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from pydantic import BaseModel, Field
+from aoe_runner.plain_data import FIELD_DOCSTRINGS
 
 SET_ENV_SCRIPTS = ("ascend-toolkit/set_env.sh", "cann/set_env.sh")  # up to CANN 8.3, from 8.5
 INSTALL_INFOS = ("ascend_toolkit_install.info", "*-linux/ascend_toolkit_install.info")
@@ -34,16 +35,23 @@ _VERSION_TEXT = re.compile(r"\d[\w.\-]*")
 _WORD_TEXT = re.compile(r"[\w.\-]+")
 
 
-class CannEnvironment(BaseModel):
-    toolkit_home: str | None = Field(description="ASCEND_TOOLKIT_HOME or ASCEND_HOME_PATH, when set.")
-    set_env_scripts: list[str] = Field(description="set_env.sh files found at the documented places.")
-    version: str | None = Field(description="The release users know, e.g. 8.1.RC1 (in version.cfg, after the colon).")
+@dataclass(kw_only=True)
+class CannEnvironment:
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
+    toolkit_home: str | None
+    """ASCEND_TOOLKIT_HOME or ASCEND_HOME_PATH, when set."""
+    set_env_scripts: list[str]
+    """set_env.sh files found at the documented places."""
+    version: str | None
+    """The release users know, e.g. 8.1.RC1 (in version.cfg, after the colon)."""
     version_file: str | None
-    inner_version: str | None = Field(
-        None, description="The inner build number beside the release, e.g. 7.7.0.1.238 or V100R001C21SPC001B238."
-    )
-    version_key: str | None = Field(None, description="The line or key the version was read from, e.g. toolkit_running_version.")
-    driver_version: str | None = Field(None, description="From driver/version.info under the Ascend install roots.")
+    inner_version: str | None = None
+    """The inner build number beside the release, e.g. 7.7.0.1.238 or V100R001C21SPC001B238."""
+    version_key: str | None = None
+    """The line or key the version was read from, e.g. toolkit_running_version."""
+    driver_version: str | None = None
+    """From driver/version.info under the Ascend install roots."""
 
     def describe(self) -> str:
         if self.version is None:
@@ -51,14 +59,21 @@ class CannEnvironment(BaseModel):
         return f"{self.version} (inner {self.inner_version})" if self.inner_version else self.version
 
 
-class AoeIni(BaseModel):
+@dataclass(kw_only=True)
+class AoeIni:
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
     path: str | None
     searched: list[str]
-    tuning_parallel_num: str | None = Field(description="TUNING_PARALLEL_NUM as written, when the file sets it.")
+    tuning_parallel_num: str | None
+    """TUNING_PARALLEL_NUM as written, when the file sets it."""
     error: str | None = None
-    run_loop: str | None = Field(None, description="RUN_LOOP as written, when the file sets it.")
-    work_path: str | None = Field(None, description="WORK_PATH as written (training ignores it from about CANN 8.2).")
-    also_found: list[str] = Field(default_factory=list, description="Other aoe.ini files at the searched places, not read.")
+    run_loop: str | None = None
+    """RUN_LOOP as written, when the file sets it."""
+    work_path: str | None = None
+    """WORK_PATH as written (training ignores it from about CANN 8.2)."""
+    also_found: list[str] = field(default_factory=list)
+    """Other aoe.ini files at the searched places, not read."""
 
 
 class Version(NamedTuple):

@@ -13,16 +13,17 @@ import re
 import shutil
 import socket
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
 import psutil
-from pydantic import BaseModel, Field
 
 from aoe_runner.devlock import LockHolder, current_holder
 from aoe_runner.home import HOME_VARIABLE, runner_home
 from aoe_runner.locks import LockUnusable
+from aoe_runner.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.cann import AoeIni, CannEnvironment, cann_environment, find_aoe_ini
 from aoe_runner.preflight.history import HistoryUse, measure_history
 from aoe_runner.preflight.npu_smi import ListedNpu, Npus, NpuSmiTable, parse_npu_smi, series_of, soc_of
@@ -47,28 +48,43 @@ MEMORY_VARIABLES = ("GE_USE_STATIC_MEMORY",)
 NPU_SMI_TIMEOUT_S = 2.0
 
 
-class DiskSpace(BaseModel):
+@dataclass(kw_only=True)
+class DiskSpace:
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
     role: Literal["home", "work", "bank"]
-    path: str = Field(description="The directory the role names.")
-    measured_at: str | None = Field(description="The nearest existing directory, whose filesystem was measured.")
+    path: str
+    """The directory the role names."""
+    measured_at: str | None
+    """The nearest existing directory, whose filesystem was measured."""
     free_bytes: int | None
 
 
-class PathState(BaseModel):
+@dataclass(kw_only=True)
+class PathState:
     """A directory an AOE variable names, as this host's user sees it."""
+
+    __pydantic_config__ = FIELD_DOCSTRINGS
 
     variable: str
     written: str
-    path: str = Field(description="Resolved against the working directory.")
+    path: str
+    """Resolved against the working directory."""
     exists: bool
     is_dir: bool
-    access: str = Field(description="Which of r, w, x this user has, e.g. 'rwx'.")
-    nearest_existing: str | None = Field(description="When missing: the nearest existing parent directory.")
-    nearest_writable: bool = Field(description="Whether this user can create entries in nearest_existing.")
+    access: str
+    """Which of r, w, x this user has, e.g. 'rwx'."""
+    nearest_existing: str | None
+    """When missing: the nearest existing parent directory."""
+    nearest_writable: bool
+    """Whether this user can create entries in nearest_existing."""
 
 
-class HostFacts(BaseModel):
+@dataclass(kw_only=True)
+class HostFacts:
     """One host, as measured by `aoe-runner preflight`."""
+
+    __pydantic_config__ = FIELD_DOCSTRINGS
 
     schema_version: int = SCHEMA_VERSION
     gathered_at: datetime
@@ -78,22 +94,28 @@ class HostFacts(BaseModel):
     home: str
     working_directory: str
     logical_cpus: int
-    affinity_cpus: int | None = Field(description="CPUs this process may run on; None where the OS cannot say.")
+    affinity_cpus: int | None
+    """CPUs this process may run on; None where the OS cannot say."""
     available_memory_bytes: int
     disks: list[DiskSpace]
-    environment: dict[str, str] = Field(
-        description="The AOE, CANN, profiling, multi-device and static-memory variables that are set."
-    )
+    environment: dict[str, str]
+    """The AOE, CANN, profiling, multi-device and static-memory variables that are set."""
     cann: CannEnvironment
     aoe_ini: AoeIni
     npus: Npus
     soc: str | None
-    lspci: str | None = Field(description="Path of lspci, when on PATH.")
-    paths: list[PathState] = Field(description="TUNE_BANK_PATH and ASCEND_WORK_PATH, when set.")
-    device_lock_holder: LockHolder | None = Field(description="The run tuning the device now, if any.")
-    device_lock_problem: str | None = Field(None, description="Why the device lock cannot be used, if so.")
-    history: HistoryUse | None = Field(None, description="aoe-runner's own history: what it holds and the next run adds.")
-    sources: dict[str, str] = Field(description="Where each fact came from.")
+    lspci: str | None
+    """Path of lspci, when on PATH."""
+    paths: list[PathState]
+    """TUNE_BANK_PATH and ASCEND_WORK_PATH, when set."""
+    device_lock_holder: LockHolder | None
+    """The run tuning the device now, if any."""
+    device_lock_problem: str | None = None
+    """Why the device lock cannot be used, if so."""
+    history: HistoryUse | None = None
+    """aoe-runner's own history: what it holds and the next run adds."""
+    sources: dict[str, str]
+    """Where each fact came from."""
 
     def disk(self, role: str) -> DiskSpace | None:
         return next((disk for disk in self.disks if disk.role == role), None)

@@ -9,23 +9,32 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from aoe_runner.home import bank_pointer
+from aoe_runner.plain_data import FIELD_DOCSTRINGS
 
 RECORD_ALLOWANCE = 64 << 20
 _STORE_PARTS = ("runs", "blobs", "inventories", "banks", "verifications", "bank-backups")
 
 
-class HistoryUse(BaseModel):
-    home: str = Field(description="The aoe-runner home (AOE_RUNNER_HOME, else the user data directory).")
-    held_bytes: int = Field(description="What its run records, blobs and inventories hold now.")
-    next_run_bytes: int = Field(description="What the next tuning run is expected to add: record, log and new blobs.")
-    bank_bytes: int | None = Field(None, description="The bank's size now, when it exists.")
-    shares_home_filesystem: bool = Field(description="On the same filesystem as the user's home (the disk check).")
-    free_bytes: int | None = Field(None, description="Free space on the aoe-runner home's filesystem.")
+@dataclass(kw_only=True)
+class HistoryUse:
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
+    home: str
+    """The aoe-runner home (AOE_RUNNER_HOME, else the user data directory)."""
+    held_bytes: int
+    """What its run records, blobs and inventories hold now."""
+    next_run_bytes: int
+    """What the next tuning run is expected to add: record, log and new blobs."""
+    bank_bytes: int | None = None
+    """The bank's size now, when it exists."""
+    shares_home_filesystem: bool
+    """On the same filesystem as the user's home (the disk check)."""
+    free_bytes: int | None = None
+    """Free space on the aoe-runner home's filesystem."""
 
 
 def measure_history(runner_home: Path, bank: Path | None, user_home: Path) -> HistoryUse:

@@ -11,9 +11,10 @@ The version banner may be missing, and a process table follows the device table.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, Field
+from aoe_runner.plain_data import FIELD_DOCSTRINGS
 
 Layout = Literal["Chip", "Chip Phy-ID", "Chip Device"]
 A2, A3 = "Atlas A2", "Atlas A3"
@@ -23,24 +24,39 @@ _NAME_ROW = re.compile(r"(\d+)\s+(\S.*)")
 _CHIP_ROW = re.compile(r"\d+(?:\s+(?:\d+|NA|-))?")
 
 
-class ListedNpu(BaseModel):
+@dataclass(kw_only=True)
+class ListedNpu:
     """One NPU of `npu-smi info`: its id as npu-smi numbers it, and its chips."""
 
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
     id: int
-    name: str = Field(description="As printed, e.g. 910B3, Ascend910, 310P3.")
-    health: str = Field(description="OK, Warning, Alarm, Critical...; differing chips are joined with '/'.")
+    name: str
+    """As printed, e.g. 910B3, Ascend910, 310P3."""
+    health: str
+    """OK, Warning, Alarm, Critical...; differing chips are joined with '/'."""
     chips: int
 
 
-class Npus(BaseModel):
-    devices: list[int] = Field(description="N of every /dev/davinci<N>.")
-    npu_smi: str | None = Field(description="Path of npu-smi, when on PATH.")
+@dataclass(kw_only=True)
+class Npus:
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
+    devices: list[int]
+    """N of every /dev/davinci<N>."""
+    npu_smi: str | None
+    """Path of npu-smi, when on PATH."""
     npu_smi_error: str | None = None
-    chips: list[str] = Field(default_factory=list, description="The name npu-smi prints for each chip, e.g. 910B3.")
-    listed: list[ListedNpu] = Field(default_factory=list, description="The NPUs `npu-smi info` lists.")
-    layout: Layout | None = Field(None, description="npu-smi's second header line, which tells Atlas A3 from the rest.")
-    series: str | None = Field(None, description="Atlas A2, Atlas A3 or inference (Ascend310*), when the table tells.")
-    npu_smi_version: str | None = Field(None, description="From npu-smi's banner line, when it prints one.")
+    chips: list[str] = field(default_factory=list)
+    """The name npu-smi prints for each chip, e.g. 910B3."""
+    listed: list[ListedNpu] = field(default_factory=list)
+    """The NPUs `npu-smi info` lists."""
+    layout: Layout | None = None
+    """npu-smi's second header line, which tells Atlas A3 from the rest."""
+    series: str | None = None
+    """Atlas A2, Atlas A3 or inference (Ascend310*), when the table tells."""
+    npu_smi_version: str | None = None
+    """From npu-smi's banner line, when it prints one."""
 
     def describe(self) -> str:
         """What npu-smi showed, e.g. `NPU 2,3 910B4 OK; 2 NPUs, 2 chips, Atlas A2`, or why it showed nothing."""

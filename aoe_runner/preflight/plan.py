@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from pydantic import BaseModel, ByteSize, Field, TypeAdapter, ValidationError
+from dataclasses import dataclass
+from typing import Any
 
 from aoe_runner.errors import UsageError
 from aoe_runner.modes import TuneMode
+from aoe_runner.plain_data import FIELD_DOCSTRINGS
 
 __all__ = ["Plan", "TuneMode", "plan_for"]
 
 
-class Plan(BaseModel):
+def _procs_at_least_one(schema: dict[str, Any]) -> None:
+    schema["properties"]["procs"]["minimum"] = 1  # plan_for refuses fewer
+
+
+@dataclass(kw_only=True)
+class Plan:
+    __pydantic_config__ = {**FIELD_DOCSTRINGS, "json_schema_extra": _procs_at_least_one}
+
     mode: TuneMode
-    mode_source: str = Field(description="Where the mode came from: --mode, AOE_MODE or the default.")
-    procs: int = Field(1, ge=1, description="Training processes (P in the CPU formulas).")
-    model_memory_bytes: int | None = Field(None, description="Memory one training process needs, when known.")
+    mode_source: str
+    """Where the mode came from: --mode, AOE_MODE or the default."""
+    procs: int = 1
+    """Training processes (P in the CPU formulas)."""
+    model_memory_bytes: int | None = None
+    """Memory one training process needs, when known."""
 
 
 def plan_for(mode: str | None, procs: int = 1, model_memory: str | None = None, env: Mapping[str, str] | None = None) -> Plan:
@@ -33,13 +44,12 @@ def plan_for(mode: str | None, procs: int = 1, model_memory: str | None = None, 
     return Plan(mode=chosen, mode_source=source, procs=procs, model_memory_bytes=memory)
 
 
-_BYTE_SIZE = TypeAdapter(ByteSize)
-
-
 def parse_size(text: str, option: str) -> int:
     """A human size as pydantic reads it: `12GiB` (binary), `12GB` or `12G` (decimal), or bytes."""
+    from pydantic import ByteSize, TypeAdapter, ValidationError  # only when a size is given
+
     try:
-        size = int(_BYTE_SIZE.validate_python(text.strip()))
+        size = int(TypeAdapter(ByteSize).validate_python(text.strip()))
     except ValidationError:
         raise UsageError(f"{option}: {text!r} is not a size (examples: 12GiB, 16GB, 512MiB)") from None
     if size <= 0:

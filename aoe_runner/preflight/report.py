@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import BaseModel, ValidationError
 
 from aoe_runner.errors import ExitCode, InputError
 from aoe_runner.fsutil import write_output
+from aoe_runner.jsontext import dump_json, load_json
+from aoe_runner.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.checks import CheckResult, Status, run_checks
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.plan import Plan
 
 
-class PreflightReport(BaseModel):
+@dataclass(kw_only=True)
+class PreflightReport:
     """`aoe-runner preflight --json`."""
+
+    __pydantic_config__ = FIELD_DOCSTRINGS
 
     schema_version: int = 1
     plan: Plan
@@ -35,8 +39,10 @@ def check_host(facts: HostFacts, plan: Plan) -> PreflightReport:
 
 def load_facts(path: Path) -> HostFacts:
     """Facts saved by `--save-facts` on this or another host."""
+    from pydantic import ValidationError
+
     try:
-        return HostFacts.model_validate_json(path.read_bytes())
+        return load_json(HostFacts, path.read_bytes())
     except OSError as error:
         raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
     except ValidationError as error:
@@ -59,4 +65,4 @@ def refuse_unreadable_ini(path: Path) -> None:
 
 
 def write_facts(facts: HostFacts, path: Path) -> None:
-    write_output(path, facts.model_dump_json(indent=2) + "\n")
+    write_output(path, dump_json(facts))

@@ -18,7 +18,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -96,7 +96,7 @@ class _Known:
         if self.stored is not None and file.sha256 not in self.stored:
             return None
         mode = stat.S_IMODE(info.st_mode)
-        return file if file.mode == mode else file.model_copy(update={"mode": mode})
+        return file if file.mode == mode else replace(file, mode=mode)
 
 
 def changes_between(before: BankInventory, after: BankInventory) -> BankChanges:

@@ -23,11 +23,11 @@ import os
 import secrets
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+import msgspec
 
 from aoe_runner.errors import AoeRunnerError, InputError
 from aoe_runner.home import bank_pointer
@@ -36,11 +36,16 @@ from aoe_runner.runs.manifest import BankFile, BankInventory
 LOCK_NAME = "store.lock"
 
 
-class _StoredInventory(BaseModel):
+@dataclass
+class _StoredInventory:
     """What inventories/<id>.json.gz holds."""
 
     files: list[BankFile]
     directories: list[str] | None
+
+
+def _without_none(fields: dict[str, object]) -> dict[str, object]:
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,7 @@ class BlobStore:
     def save_inventory(self, inventory: BankInventory) -> BankInventory:
         """Store the inventory's files and directories once; return it as the manifest keeps it (counts and an id)."""
         body = json.dumps(
-            {"files": [file.model_dump(exclude_none=True) for file in inventory.files], "directories": inventory.directories},
+            {"files": [_without_none(vars(file)) for file in inventory.files], "directories": inventory.directories},
             separators=(",", ":"),
             sort_keys=True,
         ).encode()
@@ -102,8 +107,8 @@ class BlobStore:
             target.parent.mkdir(parents=True, exist_ok=True)
             _write_atomically(target, gzip.compress(body, compresslevel=6, mtime=0))
         self._remember(inventory, identity)
-        summary = {"file_count": len(inventory.files), "stored_bytes": inventory.total_bytes}
-        return inventory.model_copy(update={"files": [], "directories": None, "stored": identity, **summary})
+        count, total = len(inventory.files), inventory.total_bytes
+        return replace(inventory, files=[], directories=None, stored=identity, file_count=count, stored_bytes=total)
 
     def expand(self, inventory: BankInventory) -> BankInventory:
         """The full inventory: as it is when it was kept whole (older records), else read from the store."""
@@ -114,10 +119,10 @@ class BlobStore:
             raw = gzip.decompress(where.read_bytes())
             if hashlib.sha256(raw).hexdigest() != inventory.stored:
                 raise ValueError("its content does not match its name (sha256); it was changed or damaged")
-            body = _StoredInventory.model_validate_json(raw)  # one pass, parsed and validated together
-        except (OSError, ValueError, EOFError) as error:
+            body = msgspec.json.decode(raw, type=_StoredInventory)  # one pass, parsed and validated together
+        except (OSError, ValueError, EOFError, msgspec.MsgspecError) as error:
             raise InputError(str(where), f"cannot read the bank inventory: {error}") from None
-        return inventory.model_copy(update={"files": body.files, "directories": body.directories})
+        return replace(inventory, files=body.files, directories=body.directories)
 
     def last_inventory(self, bank: Path) -> BankInventory | None:
         """The newest inventory of this bank (by its resolved path), for finding unchanged files without reading them."""

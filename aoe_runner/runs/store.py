@@ -21,6 +21,7 @@ import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -331,8 +332,7 @@ def _reserve(path: Path, size: int) -> None:
 
 def _compact(manifest: RunManifest) -> RunManifest:
     """The outcome without the bulky bank inventories, for a disk with no room left."""
-    bank_before = manifest.bank_before.model_copy(update={"files": []})
-    return manifest.model_copy(update={"bank_before": bank_before, "bank_after": None})
+    return replace(manifest, bank_before=replace(manifest.bank_before, files=[]), bank_after=None)
 
 
 def _reason(error: BaseException) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
@@ -94,12 +94,11 @@ def _will_be_created(check: CheckResult, bank: Path) -> CheckResult:
     ancestor = _nearest_existing(bank.absolute())
     if not (ancestor.is_dir() and os.access(ancestor, os.W_OK | os.X_OK)):
         return check
-    return check.model_copy(
-        update={
-            "status": Status.PASS,
-            "observed": f"{bank}: does not exist yet; aoe-runner creates it when the run starts (in {ancestor})",
-            "fix": None,
-        }
+    return replace(
+        check,
+        status=Status.PASS,
+        observed=f"{bank}: does not exist yet; aoe-runner creates it when the run starts (in {ancestor})",
+        fix=None,
     )
 
 

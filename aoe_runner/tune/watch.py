@@ -4,7 +4,8 @@ Files are re-read with the tolerant loader when their size or mtime changes, at 
 and less often when reading them takes long (never more than about 5% of the time), so a huge file
 that grows all the time cannot make supervision expensive. `BackgroundWatcher` polls in a thread of
 its own, so a slow or hostile file never delays the supervisor, and no failure to read a file ever
-leaves the watcher: it becomes that file's error and one problem line.
+leaves the watcher: it becomes that file's error and one problem line. The result-file models load with the
+first file found, in the watcher's thread, not before the script starts.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aoe_runner.errors import InputError
-from aoe_runner.results.loader import load_result_file
-from aoe_runner.results.model import ResultFile, TuningStatus, UpdateMode
 from aoe_runner.runs.manifest import Progress
+
+if TYPE_CHECKING:
+    from aoe_runner.results.model import ResultFile
 
 RESULT_PREFIX = "aoe_result_"
 MIN_INTERVAL_S = 1.0
@@ -87,6 +90,8 @@ class ResultWatcher:
         started = time.monotonic()
         watched.signature = signature
         try:
+            from aoe_runner.results.loader import load_result_file
+
             watched.loaded = load_result_file(watched.path)
             watched.progress = progress_of(watched.loaded)
             watched.error = None
@@ -135,6 +140,8 @@ class BackgroundWatcher:
 
 
 def progress_of(result_file: ResultFile) -> Progress:
+    from aoe_runner.results.model import TuningStatus, UpdateMode
+
     progress = Progress(reports=len(result_file.reports))
     for report in result_file.reports:
         if report.opat is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from aoe_runner.preflight.checks import Status, run_checks
@@ -54,14 +56,14 @@ def test_op_cpus_at_the_exact_boundary(cpus: int, status: Status) -> None:
 
 
 def test_op_cpus_multiply_by_the_number_of_processes_and_round_half_cores_up() -> None:
-    result = check_cpus(make_facts(cpus=3), OP.model_copy(update={"procs": 2}))
+    result = check_cpus(make_facts(cpus=3), replace(OP, procs=2))
     assert result.formula.endswith("= 2 x (8 + 8 + 1.5 + 50) = 135")
     assert result.required == ">= 135"
 
 
 def test_subgraph_cpus_on_a_192_core_server_with_8_npus() -> None:
     facts = make_facts(cpus=192, npus=8, environment={"TE_PARALLEL_COMPILER": "16"}, tuning_parallel_num="24")
-    result = check_cpus(facts, SUBGRAPH.model_copy(update={"procs": 3}))
+    result = check_cpus(facts, replace(SUBGRAPH, procs=3))
     assert result.status is Status.PASS
     assert result.formula == "P x (2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER) = 3 x (2 x 24 + 16) = 192"
     assert "TUNING_PARALLEL_NUM=24 (/usr/local/Ascend/latest/tools/aoe/conf/aoe.ini)" in result.sources
@@ -97,7 +99,7 @@ def test_te_parallel_compiler_without_npus_counts_one() -> None:
 @pytest.mark.parametrize(("available", "status"), [(96 * GIB, Status.PASS), (96 * GIB - 1, Status.FAIL)])  # 12 GiB x 8
 def test_memory_is_model_memory_times_tuning_parallel_num_at_the_boundary(available: int, status: Status) -> None:
     facts = make_facts(available_memory_bytes=available)
-    result = check_memory(facts, OP.model_copy(update={"model_memory_bytes": 12 * GIB}))
+    result = check_memory(facts, replace(OP, model_memory_bytes=12 * GIB))
     assert (result.status, result.required) == (status, ">= 96.0 GiB")
     assert "x TUNING_PARALLEL_NUM 8" in result.formula
 
@@ -126,7 +128,7 @@ def history(held_gib: float, next_gib: float, same_filesystem: bool = True, free
 
 
 def test_what_aoe_runner_will_write_counts_toward_the_home_disk() -> None:
-    facts = make_facts(home_free_gib=21).model_copy(update={"history": history(held_gib=5, next_gib=2)})
+    facts = replace(make_facts(home_free_gib=21), history=history(held_gib=5, next_gib=2))
 
     result = check_disk_home(facts, OP)
 
@@ -137,7 +139,7 @@ def test_what_aoe_runner_will_write_counts_toward_the_home_disk() -> None:
 
 
 def test_a_history_on_another_filesystem_must_hold_the_next_run_itself() -> None:
-    roomy = make_facts(home_free_gib=30).model_copy(update={"history": history(1, 2, same_filesystem=False, free_gib=1)})
+    roomy = replace(make_facts(home_free_gib=30), history=history(1, 2, same_filesystem=False, free_gib=1))
     result = check_disk_home(roomy, OP)
     assert result.status is Status.FAIL and result.required == ">= 20.0 GiB"
     assert "has 1.0 GiB free, the next run writes up to 2.0 GiB" in result.fix
@@ -191,7 +193,7 @@ def test_subgraph_mode_is_refused_on_atlas_a2_and_a3(soc: str | None, plan: Plan
 )
 def test_the_npu_smi_series_decides_when_no_soc_is_named(series: str, plan: Plan, status: Status) -> None:
     npus = Npus(devices=[0], npu_smi="/usr/bin/npu-smi", chips=["Ascend910"], layout="Chip Phy-ID", series=series)
-    result = check_mode_supported(make_facts(soc=None).model_copy(update={"npus": npus}), plan)
+    result = check_mode_supported(replace(make_facts(soc=None), npus=npus), plan)
     assert result.status is status
     assert result.observed == f"{plan.mode.value} on {series}, exact SoC unknown"
 
@@ -251,7 +253,7 @@ def test_device_id_within_the_devices_present(written: str, npus: int, status: S
 def test_work_path_missing_but_creatable_passes_and_unwritable_parent_fails() -> None:
     creatable = _path("ASCEND_WORK_PATH", exists=False, is_dir=False, access="", nearest_existing="/home/tuner")
     assert check_work_path(make_facts(paths=[creatable]), OP).status is Status.PASS
-    blocked = creatable.model_copy(update={"nearest_existing": "/", "nearest_writable": False})
+    blocked = replace(creatable, nearest_existing="/", nearest_writable=False)
     assert check_work_path(make_facts(paths=[blocked]), OP).status is Status.FAIL
 
 

@@ -12,11 +12,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from aoe_runner.devlock import BankBusy, BankLock, LockHolder
 from aoe_runner.errors import InputError
+from aoe_runner.jsontext import load_json
 from aoe_runner.runs.bank import BankInUse, apply_restore, changes_between, plan_restore, refuse_if_in_use, take_inventory
 from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.manifest import RunManifest
@@ -35,7 +37,7 @@ def _recorded_run(home: Home) -> str:
 def _blob_of(home: Home, run_id: str, relative: str) -> Path:
     """Where the run's snapshot keeps the content of one bank file."""
     store = BlobStore(home.root / "home")
-    manifest = RunManifest.model_validate_json((home.root / "home" / "runs" / run_id / "manifest.json").read_bytes())
+    manifest = load_json(RunManifest, (home.root / "home" / "runs" / run_id / "manifest.json").read_bytes())
     (file,) = [file for file in store.expand(manifest.bank_before).files if file.path == relative]
     return store.blob_path(file.sha256)
 
@@ -271,9 +273,9 @@ def test_the_bank_lock_is_one_lock_whichever_path_reaches_the_bank(tmp_path: Pat
 def test_a_live_run_on_a_bank_reached_through_a_symlink_is_seen(tmp_path: Path) -> None:
     (tmp_path / "bank").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "bank")
-    live = RunManifest.model_construct(id="20261121-093001-bc23", bank=str(tmp_path / "link"), supervisor_pid=4242)
+    live = SimpleNamespace(id="20261121-093001-bc23", bank=str(tmp_path / "link"), supervisor_pid=4242)
     with pytest.raises(BankInUse, match="is being tuned by run 20261121-093001-bc23 .pid 4242."):
-        refuse_if_in_use(tmp_path / "bank", [live])
+        refuse_if_in_use(tmp_path / "bank", [live])  # type: ignore[list-item]  (the fields the check reads)
 
 
 HOLD_BANK_LOCK = """\

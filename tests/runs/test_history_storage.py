@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
 from aoe_runner.preflight.history import RECORD_ALLOWANCE
 from aoe_runner.runs.blobs import BlobStore
@@ -45,7 +46,7 @@ def store_files(home: Home) -> dict[str, int]:
 
 def recorded_hashes(home: Home, manifest: dict) -> dict[str, str]:
     """path -> sha256 of the bank as the run recorded it before starting."""
-    inventory = BlobStore(home.root / "home").expand(BankInventory.model_validate(manifest["bank_before"]))
+    inventory = BlobStore(home.root / "home").expand(TypeAdapter(BankInventory).validate_python(manifest["bank_before"]))
     return {file.path: file.sha256 for file in inventory.files}
 
 

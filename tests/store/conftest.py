@@ -9,10 +9,12 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
 from aoe_runner.runs.manifest import RunManifest
 from tests.store.pg_server import PgServer, server_binaries
@@ -48,14 +50,14 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> RunManifest:
     home = Home(tmp_path_factory.mktemp("template"))
     code, _, err = tune(home, "progress", "--reports", "2", "--interval", "0.05")
     assert code == 0, err
-    return RunManifest.model_validate(home.only_manifest())
+    return TypeAdapter(RunManifest).validate_python(home.only_manifest())
 
 
 def as_host(template: RunManifest, run_id: str, host: str, soc: str = "Ascend910B3", minutes: int = 0) -> RunManifest:
     """The template as a run of another host, started `minutes` after it."""
-    fingerprint = template.fingerprint.model_copy(update={"hostname": host, "soc": soc})
+    fingerprint = replace(template.fingerprint, hostname=host, soc=soc)
     started = template.started_at + timedelta(minutes=minutes)
-    return template.model_copy(update={"id": run_id, "fingerprint": fingerprint, "started_at": started, "ended_at": started})
+    return replace(template, id=run_id, fingerprint=fingerprint, started_at=started, ended_at=started)
 
 
 @pytest.fixture

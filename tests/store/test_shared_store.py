@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
 
-from aoe_runner.jsontext import dump_json
+from aoe_runner.jsontext import dump_json, load_json
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.store.pg_index import PgIndex
 from tests.store.conftest import SharedHome, as_host
@@ -82,13 +83,8 @@ def test_with_shared_artifacts_another_host_reports_and_diffs_across_hosts_with_
     # the second run, as if host-b had recorded it on another SoC: its artifacts in the shared directory
     moved = artifacts / "runs" / f"{second}-b"
     shutil.copytree(artifacts / "runs" / second, moved)
-    manifest = RunManifest.model_validate_json((moved / "manifest.json").read_text())
-    other = manifest.model_copy(
-        update={
-            "id": moved.name,
-            "fingerprint": manifest.fingerprint.model_copy(update={"hostname": "host-b", "soc": "Ascend910B4"}),
-        }
-    )
+    manifest = load_json(RunManifest, (moved / "manifest.json").read_text())
+    other = replace(manifest, id=moved.name, fingerprint=replace(manifest.fingerprint, hostname="host-b", soc="Ascend910B4"))
     (moved / "manifest.json").write_text(dump_json(other))
     PgIndex(pg_url, "store").record(other, str(moved))
     host_b = SharedHome(tmp_path / "b", pg_url, artifacts)  # another home: nothing of these runs is local to it

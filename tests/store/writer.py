@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,22 +21,16 @@ from aoe_runner.store.shared import SharedRunStore
 def record_runs(url: str, host: str, count: int, home: Path, template: RunManifest) -> list[str]:
     store = SharedRunStore(home, StoreChoice(url, None, "writer"), warn=lambda message: print(message, file=sys.stderr))
     store.host = host
-    fingerprint = template.fingerprint.model_copy(update={"hostname": host})
+    fingerprint = replace(template.fingerprint, hostname=host)
     recorded = []
     for _ in range(count):
         started = datetime.now(timezone.utc)
         run_id, _ = store.create_run_directory(started)
-        running = template.model_copy(
-            update={
-                "id": run_id,
-                "fingerprint": fingerprint,
-                "started_at": started,
-                "ended_at": None,
-                "status": RunStatus.RUNNING,
-            }
+        running = replace(
+            template, id=run_id, fingerprint=fingerprint, started_at=started, ended_at=None, status=RunStatus.RUNNING
         )
         store.save_start(running)
-        ended = running.model_copy(update={"status": RunStatus.SUCCEEDED, "ended_at": datetime.now(timezone.utc)})
+        ended = replace(running, status=RunStatus.SUCCEEDED, ended_at=datetime.now(timezone.utc))
         problems = store.save_end(ended)
         if problems or store.offline:
             raise SystemExit(f"{host}: run {run_id} not recorded in the shared store: {problems}")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
 
-from pydantic import BaseModel, Field
-
+from aoe_runner.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.render.numbers import GIB, size_text
 
 __all__ = ["GIB", "CheckResult", "Status", "size_text"]
@@ -18,13 +18,19 @@ class Status(str, Enum):
     SKIP = "skip"
 
 
-class CheckResult(BaseModel):
+@dataclass(kw_only=True)
+class CheckResult:
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
     id: str
     title: str
     status: Status
     observed: str
     required: str
-    formula: str | None = Field(None, description="The rule with this host's numbers filled in.")
-    sources: list[str] = Field(default_factory=list, description="Where each number came from.")
+    formula: str | None = None
+    """The rule with this host's numbers filled in."""
+    sources: list[str] = field(default_factory=list)
+    """Where each number came from."""
     fix: str | None = None
-    reference: str | None = Field(None, description="Where the rule is documented.")
+    reference: str | None = None
+    """Where the rule is documented."""
