@@ -146,13 +146,19 @@ class Tab:
             time.sleep(0.05)
 
     def click(self, selector: str) -> None:
-        """A real mouse click (moved there, pressed, released) at the middle of the element selector names."""
+        """A real mouse click (moved there, a pause, pressed, released) at the middle of the element selector names.
+
+        The pause is a hand's: plotly handles at most one hover per 50 ms (HOVERMINTIME), and a click it handles
+        belongs to the point last hovered, so clicks in quick succession, on a loaded machine, picked the point before.
+        """
         self.evaluate(f"document.querySelector({json.dumps(selector)}).scrollIntoView(); 0")
         box = self.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect(); "
                             "return [r.x + r.width / 2, r.y + r.height / 2]; })()")  # fmt: skip
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.browser.send("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left",
                               "clickCount": 1}, session=self.session)  # fmt: skip
+            if kind == "mouseMoved":
+                time.sleep(0.1)
 
     def screenshot(self, path: Path, full_page: bool = True, scale: float = 1) -> None:
         """A PNG of the page, whole (full_page) or as much as the viewport shows, scaled."""
