@@ -6,7 +6,6 @@ import time
 
 from aoe_runner.preflight.checks import Status
 from aoe_runner.preflight.report import PreflightReport
-from aoe_runner.render.preflight_table import render_preflight
 from aoe_runner.runs.manifest import MarkerSeen, Progress
 from aoe_runner.terminal import Terminal, write
 
@@ -38,6 +37,8 @@ class TerminalReporter:
         self.clear()
         problems = [check for check in report.checks if check.status in (Status.FAIL, Status.WARN)]
         if not forced or not any(check.status is Status.FAIL for check in problems):
+            from aoe_runner.render.preflight_table import render_preflight  # tabulate: only for the table
+
             write(self.terminal.err, render_preflight(report))
             return
         for check in problems:
