@@ -2,10 +2,7 @@
 
 The next run writes its record and log (RECORD_ALLOWANCE, a generous bound) and the bank contents the blob store
 does not hold yet: the bank's size now, less what its newest inventory already stored (the store keeps each
-content once). Both are measured by listing, never by reading files. What the history holds is counted over at
-most COUNT_LIMIT directories and files, so that a long history (10,000 runs listed in about 0.3 s) never slows down every
-`preflight` and `tune`; past it, the figure is a lower bound and says so. It is information: the check itself needs
-only what the next run adds.
+content once). Both are measured by listing, never by reading files.
 """
 
 from __future__ import annotations
@@ -19,7 +16,6 @@ from aoe_runner.home import bank_pointer
 from aoe_runner.plain_data import FIELD_DOCSTRINGS
 
 RECORD_ALLOWANCE = 64 << 20
-COUNT_LIMIT = 2_000  # directories listed and files measured in the history, at most: about 20 ms
 _STORE_PARTS = ("runs", "blobs", "inventories", "banks", "verifications", "bank-backups")
 
 
@@ -30,9 +26,7 @@ class HistoryUse:
     home: str
     """The aoe-runner home (AOE_RUNNER_HOME, else the user data directory)."""
     held_bytes: int
-    """What its run records, blobs and inventories hold now (at least, when held_complete is false)."""
-    held_complete: bool = True
-    """False when counting stopped after COUNT_LIMIT directories and files: held_bytes is then a lower bound."""
+    """What its run records, blobs and inventories hold now."""
     next_run_bytes: int
     """What the next tuning run is expected to add: record, log and new blobs."""
     bank_bytes: int | None = None
@@ -43,18 +37,15 @@ class HistoryUse:
     """Free space on the aoe-runner home's filesystem."""
 
 
-def measure_history(runner_home: Path, bank: Path | None, user_home: Path, limit: int = COUNT_LIMIT) -> HistoryUse:
-    held = _Count(limit)
-    for part in _STORE_PARTS:
-        held.tree(runner_home / part)
-    bank_bytes = _Count(None).tree(bank) if bank is not None and bank.is_dir() else None
+def measure_history(runner_home: Path, bank: Path | None, user_home: Path) -> HistoryUse:
+    held = sum(_tree_size(runner_home / part) for part in _STORE_PARTS)
+    bank_bytes = _tree_size(bank) if bank is not None and bank.is_dir() else None
     stored = _stored_bytes(runner_home, bank) if bank is not None else 0
     new_blobs = max(0, (bank_bytes or 0) - stored)
     where = _nearest_existing(runner_home)
     return HistoryUse(
         home=str(runner_home),
-        held_bytes=held.total,
-        held_complete=not held.stopped,
+        held_bytes=held,
         next_run_bytes=RECORD_ALLOWANCE + new_blobs,
         bank_bytes=bank_bytes,
         shares_home_filesystem=_device(where) == _device(_nearest_existing(user_home)),
@@ -70,40 +61,23 @@ def _stored_bytes(runner_home: Path, bank: Path) -> int:
         return 0
 
 
-class _Count:
-    """Bytes in regular files under directories, depth first; at most `limit` directories listed and files measured
-    in all (None: no limit), the system calls that make a long history slow to count."""
-
-    def __init__(self, limit: int | None) -> None:
-        self.total = 0
-        self.stopped = False
-        self._left = limit
-
-    def tree(self, directory: Path) -> int:
-        stack = [str(directory)]
-        while stack and self._spend():
+def _tree_size(directory: Path) -> int:
+    total = 0
+    stack = [directory]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                entries = list(os.scandir(stack.pop()))
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False) and self._spend():
-                        self.total += entry.stat(follow_symlinks=False).st_size
-                except OSError:
-                    continue
-        return self.total
-
-    def _spend(self) -> bool:
-        if self._left is None:
-            return True
-        if self._left == 0:
-            self.stopped = True
-            return False
-        self._left -= 1
-        return True
+    return total
 
 
 def _nearest_existing(path: Path) -> Path:

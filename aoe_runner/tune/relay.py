@@ -4,15 +4,13 @@ A reader that stops reading (Ctrl-S, a stuck `tee`, a dropped ssh session, a pag
 and a plain write then blocks until it reads again: timers and signals would wait with it. A
 `TerminalWriter` hands each chunk to a thread of its own, which does the blocking write. When more
 than `limit` bytes wait, new chunks are dropped and counted, so memory stays bounded and the caller
-never waits; the log file, written directly, still gets every byte. Output redirected to a regular file
-(`> run.out`, nohup) or to /dev/null has no reader to wait for: it is written at once, like the log.
+never waits; the log file, written directly, still gets every byte.
 """
 
 from __future__ import annotations
 
 import io
 import os
-import stat
 import sys
 import threading
 import time
@@ -36,17 +34,13 @@ class TerminalWriter:
         self._waiting = 0
         self._closed = False
         self._condition = threading.Condition()
-        self._at_once = _no_reader(fd)  # no thread to hand each chunk to
         self._thread = threading.Thread(target=self._drain, name=f"aoe-runner {name} writer", daemon=True)
-        if not self._at_once:
-            self._thread.start()
+        self._thread.start()
 
     def write(self, data: bytes) -> bool:
         """Queue data; False when it was dropped (the reader is too far behind, or the fd failed)."""
         if not data:
             return True
-        if self._at_once:
-            return self._write_now(data)
         with self._condition:
             if self.error is not None or self._closed or self._waiting + len(data) > self.limit:
                 self.dropped_bytes += len(data)
@@ -59,8 +53,7 @@ class TerminalWriter:
     def close(self, wait_s: float) -> None:
         """Let the thread write what waits for up to wait_s; what is still waiting then counts as dropped."""
         self.stop_accepting()
-        if self._thread.is_alive():
-            self._thread.join(wait_s)
+        self._thread.join(wait_s)
         with self._condition:
             self.dropped_bytes += self._waiting
             self._chunks.clear()
@@ -85,18 +78,6 @@ class TerminalWriter:
     def text_stream(self) -> io.TextIOBase:
         """A text stream over this writer, for messages that must not block either (status lines, notices)."""
         return io.TextIOWrapper(_RawFront(self), encoding="utf-8", errors="backslashreplace", line_buffering=True)
-
-    def _write_now(self, data: bytes) -> bool:
-        if self.error is not None or self._closed:
-            self.dropped_bytes += len(data)
-            return False
-        try:
-            _write_all(self.fd, data)
-        except OSError as error:
-            self.error = error.strerror or str(error)
-            self.dropped_bytes += len(data)
-            return False
-        return True
 
     def _drain(self) -> None:
         while True:
@@ -171,15 +152,6 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-def _no_reader(fd: int) -> bool:
-    """A regular file or /dev/null: a write there never waits for someone to read."""
-    try:
-        info = os.fstat(fd)
-        return stat.S_ISREG(info.st_mode) or (stat.S_ISCHR(info.st_mode) and info.st_rdev == os.stat(os.devnull).st_rdev)
-    except OSError:
-        return False
 
 
 def _same_file(first: int, second: int) -> bool:

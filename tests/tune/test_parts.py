@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,6 @@ from aoe_runner.errors import UsageError
 from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.tune.markers import MarkerScanner
-from aoe_runner.tune.relay import DEFAULT_LIMIT, TerminalWriter
 from aoe_runner.tune.request import parse_duration
 from aoe_runner.tune.supervisor import gather_below
 from aoe_runner.tune.watch import ResultWatcher
@@ -199,28 +197,3 @@ sys.argv = ["aoe-runner", *sys.argv[1:]]
 from aoe_runner.__main__ import main
 sys.exit(main())
 """
-
-
-def test_output_redirected_to_a_file_is_written_at_once_and_whole(tmp_path: Path) -> None:
-    """A regular file (`> run.out`, nohup) has no reader that could stop: no queue, no limit, nothing dropped."""
-    target = tmp_path / "run.out"
-    with target.open("wb") as out:
-        writer = TerminalWriter(out.fileno(), "stdout")
-        assert writer.write(b"x" * (3 * DEFAULT_LIMIT))  # a queue would drop a chunk over its limit
-        assert target.stat().st_size == 3 * DEFAULT_LIMIT  # there already: no thread to wait for
-        writer.close(0)
-    assert writer.problem() is None
-
-
-def test_a_pipe_nobody_reads_never_blocks_the_writer_and_says_what_it_dropped() -> None:
-    read_end, write_end = os.pipe()
-    try:
-        writer = TerminalWriter(write_end, "stdout", limit=1 << 20)
-        for _ in range(8):  # 8 MiB into a pipe of 64 KiB to 1 MiB that nobody reads
-            writer.write(b"y" * (1 << 20))
-        writer.close(0.1)
-        assert writer.dropped_bytes >= 6 << 20
-        assert "not being read" in (writer.problem() or "")
-    finally:
-        os.close(read_end)
-        os.close(write_end)

@@ -25,10 +25,9 @@ def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
     formula = f"free({disk.measured_at}) = {size_text(disk.free_bytes)} >= 20 GiB (the docs' 20G)"
     observed = size_text(disk.free_bytes)
     if history is not None:
-        held = ("" if history.held_complete else "at least ") + size_text(history.held_bytes)
-        observed += f"; aoe-runner's history holds {held}"
+        observed += f"; aoe-runner's history holds {size_text(history.held_bytes)}"
         sources.append(
-            f"aoe-runner home {history.home}: {held} now, next run adds up to "
+            f"aoe-runner home {history.home}: {size_text(history.held_bytes)} now, next run adds up to "
             f"{size_text(history.next_run_bytes)} (record and log, and bank contents not stored yet)"
         )
         if ours:
