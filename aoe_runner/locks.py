@@ -51,6 +51,7 @@ LOCK_DIR_ENV = "AOE_RUNNER_LOCK_DIR"
 _OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _FLOCK = "hhqqi4x"  # struct flock on 64-bit Linux: type, whence, start, len, pid
 _READ, _WRITE = fcntl.F_RDLCK, fcntl.F_WRLCK
+_COMMAND_LIMIT = 4000  # characters of a holder's command kept: at most 12 bytes each, escaped, within 64 KiB
 _ATTEMPTS = 40  # rounds against a run that is itself still checking; about half a second in all
 _Lock = TypeVar("_Lock", bound="SharedLock")
 
@@ -69,14 +70,18 @@ class LockHolder:
         return f"user {self.user}, pid {self.pid} on {self.host}, since {self.started_at}: {self.command}"
 
     def to_json(self) -> bytes:
-        return json.dumps(asdict(self), separators=(",", ":")).encode()  # ASCII: a name's lone surrogate is escaped
+        """ASCII JSON (a name's lone surrogate is escaped), the command cut to fit what a reader reads (64 KiB)."""
+        fields = asdict(self)
+        if len(self.command) > _COMMAND_LIMIT:
+            fields["command"] = self.command[:_COMMAND_LIMIT] + "..."
+        return json.dumps(fields, separators=(",", ":")).encode()
 
     @classmethod
     def from_json(cls, data: bytes) -> LockHolder | None:
         """The holder a lock file names; None for anything else (the file may be another user's, or half-written)."""
         try:
             fields = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: `[` nested thousands deep
             return None
         if not isinstance(fields, dict) or type(fields.get("pid")) is not int:
             return None

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import secrets
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -120,7 +121,7 @@ class BlobStore:
             if hashlib.sha256(raw).hexdigest() != inventory.stored:
                 raise ValueError("its content does not match its name (sha256); it was changed or damaged")
             body = msgspec.json.decode(raw, type=_StoredInventory)  # one pass, parsed and validated together
-        except (OSError, ValueError, EOFError, msgspec.MsgspecError) as error:
+        except (OSError, ValueError, EOFError, zlib.error, msgspec.MsgspecError) as error:
             raise InputError(str(where), f"cannot read the bank inventory: {error}") from None
         return replace(inventory, files=body.files, directories=body.directories)
 

@@ -212,3 +212,20 @@ def test_a_process_a_run_left_behind_keeps_the_lock_and_the_runs_name(tmp_path: 
     while current_holder(7, tmp_path / "locks") is not None and time.monotonic() < deadline:
         time.sleep(0.05)  # init reaps the orphan a moment after it dies
     assert current_holder(7, tmp_path / "locks") is None
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[" * 60_000, b"", b"null", b'{"pid": "5", "user": "u", "host": "h", "started_at": "t", "command": "c"}', b"\xff\xfe"],
+)
+def test_what_another_users_lock_file_holds_is_a_holder_or_nobody_never_a_crash(content: bytes) -> None:
+    """The file is another user's to write: nested brackets once raised RecursionError in every preflight and tune."""
+    assert LockHolder.from_json(content) is None
+
+
+def test_a_holder_with_a_very_long_command_still_fits_what_a_reader_reads() -> None:
+    holder = LockHolder(user="tuner", pid=7, host="h", started_at="t", command="train.py " + "\u4e2d" * 50_000)
+    written = holder.to_json()
+    assert len(written) < 65536  # readers read 64 KiB: a longer name would read as a holder not written yet
+    read = LockHolder.from_json(written)
+    assert read is not None and read.pid == 7 and read.command.startswith("train.py \u4e2d") and read.command.endswith("...")

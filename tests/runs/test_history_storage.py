@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
+from aoe_runner.errors import InputError
 from aoe_runner.preflight.history import RECORD_ALLOWANCE
+from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.manifest import BankInventory
 from tests.tune.runner import Home, aoe_runner, start_tune, tune, wait_for_output
@@ -223,3 +225,20 @@ def test_blobs_are_kept_while_a_remaining_record_cannot_be_read(home: Home) -> N
     assert pruned.returncode == 0, pruned.stderr
     assert "1 run records could not be read" in pruned.stderr and "kept until they can be" in pruned.stderr
     assert {name for name in store_files(home) if name.startswith("blobs")} == blobs  # the broken run may need any
+
+
+def test_a_damaged_stored_inventory_is_bad_input_and_the_next_run_reads_the_bank_again(tmp_path: Path) -> None:
+    """Two flipped bytes in inventories/*.json.gz raised zlib.error: exit 3 for every later tune of that bank."""
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "op.json").write_text("{}")
+    store = BlobStore(tmp_path / "home")
+    kept = store.save_inventory(take_inventory(bank, store))
+    stored = next((tmp_path / "home" / "inventories").rglob("*.json.gz"))
+    data = bytearray(stored.read_bytes())
+    data[20:22] = bytes(255 - byte for byte in data[20:22])
+    stored.write_bytes(bytes(data))
+
+    with pytest.raises(InputError, match="cannot read the bank inventory"):
+        store.expand(kept)
+    assert store.last_inventory(bank) is None  # the next run reads every file of the bank, as on a first run
