@@ -223,7 +223,7 @@ def conditions(where: RunFilter) -> list[tuple[str, object]]:
     for column, value in exact:
         if value:
             found.append((column, value))
-    return found
+    return [(column, storable(value)) for column, value in found]  # as values_of stores them
 
 
 def _where(where: RunFilter) -> tuple[str, list[object]]:
@@ -237,6 +237,23 @@ def _columns(db: sqlite3.Connection) -> list[str]:
 
 
 def values_of(manifest: RunManifest) -> tuple[object, ...]:
+    return tuple(storable(value) for value in _values(manifest))
+
+
+def storable(value: object) -> object:
+    """Text a database takes: a lone surrogate (a non-UTF-8 byte of a file name, as Python decodes it) as its escape.
+
+    The manifest keeps the exact name; the index, which lists and filters, keeps this form of it.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode()
+    return value
+
+
+def _values(manifest: RunManifest) -> tuple[object, ...]:
     return (
         manifest.id,
         manifest.started_at.isoformat(),

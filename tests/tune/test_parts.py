@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -197,3 +198,15 @@ sys.argv = ["aoe-runner", *sys.argv[1:]]
 from aoe_runner.__main__ import main
 sys.exit(main())
 """
+
+
+def test_a_script_whose_name_is_not_utf8_is_run_recorded_listed_and_found(tmp_path: Path) -> None:
+    """Its name reaches Python as a lone surrogate, which SQLite refused: a run recorded but never listed, exit 3."""
+    home = Home(tmp_path)
+    script = tmp_path / os.fsdecode(b"tr\xffain.py")
+    shutil.copy(SIMULATOR, script)
+    ran = aoe_runner(home, "tune", str(script), "--mode", "op", "--force", "--", "exit", "0")
+    assert ran.returncode == 0, ran.stderr
+    listed = aoe_runner(home, "runs", "list", "--script", str(script))
+    assert listed.returncode == 0 and "tr\\udcffain.py" in listed.stdout  # shown escaped, found by the name as given
+    assert home.only_manifest()["script"] == str(script)  # the record keeps the exact name
