@@ -241,7 +241,8 @@ def values_of(manifest: RunManifest) -> tuple[object, ...]:
 
 
 def storable(value: object) -> object:
-    """Text a database takes: a lone surrogate (a non-UTF-8 byte of a file name, as Python decodes it) as its escape.
+    """A value a database takes: a lone surrogate (a non-UTF-8 byte of a file name, as Python decodes it) as its
+    escape, an integer beyond 64 bits as text.
 
     The manifest keeps the exact name; the index, which lists and filters, keeps this form of it.
     """
@@ -250,6 +251,8 @@ def storable(value: object) -> object:
             value.encode()
         except UnicodeEncodeError:
             return value.encode("utf-8", "backslashreplace").decode()
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:  # a hand-edited device 10**30: SQLite's integers end here
+        return str(value)
     return value
 
 

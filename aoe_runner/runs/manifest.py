@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Literal
 
 from aoe_runner.modes import TuneMode
@@ -288,6 +288,11 @@ class RunManifest:
     late_signal: str | None = None
     """A signal that arrived after the script ended, while the run was being recorded."""
 
+    def __post_init__(self) -> None:
+        """aoe-runner writes UTC; a time without a zone (a hand-edited record) is read as UTC too, not compared raw."""
+        self.started_at = _aware(self.started_at)
+        self.ended_at = _aware(self.ended_at) if self.ended_at is not None else None
+
     @property
     def mode_label(self) -> str:
         """op or subgraph for a tuning run, verify:baseline or verify:tuned for a verify run."""
@@ -298,3 +303,7 @@ class RunManifest:
     @property
     def duration_s(self) -> float | None:
         return (self.ended_at - self.started_at).total_seconds() if self.ended_at else None
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)

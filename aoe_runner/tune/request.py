@@ -15,6 +15,7 @@ from aoe_runner.preflight.plan import TuneMode
 
 TE_PARALLEL_RANGE = range(1, 33)  # AOE.md §1: TE_PARALLEL_COMPILER is 1..32
 DEFAULT_GRACE_S = 10.0
+MAX_DURATION_S = 365 * 86400.0  # a year: more is a typo (or 400 nines, which float() makes infinite)
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h|d)?", re.IGNORECASE)
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -105,6 +106,8 @@ def parse_duration(text: str, option: str) -> float:
     seconds = sum(float(part.group(1)) * _SECONDS[(part.group(2) or "s").lower()] for part in parts)
     if seconds <= 0:
         raise UsageError(f"{option}: {text!r} must be more than zero")
+    if seconds > MAX_DURATION_S:
+        raise UsageError(f"{option}: {text!r} is more than {format_duration(MAX_DURATION_S)}")
     return seconds
 
 

@@ -242,3 +242,32 @@ def test_a_damaged_stored_inventory_is_bad_input_and_the_next_run_reads_the_bank
     with pytest.raises(InputError, match="cannot read the bank inventory"):
         store.expand(kept)
     assert store.last_inventory(bank) is None  # the next run reads every file of the bank, as on a first run
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("started_at", "2026-11-22T07:38:36"), ("ended_at", "2026-11-22T07:39:00"), ("device", 10**30)],
+)
+def test_a_hand_edited_manifest_with_a_time_without_zone_or_a_huge_device_is_listed_and_shown(
+    tmp_path: Path, field: str, value: object
+) -> None:
+    """A naive time was subtracted from an aware one (TypeError), a device of 10**30 overflowed SQLite: exit 3 each."""
+    home = Home(tmp_path)
+    code, _, err = tune(home, "exit", "0")
+    assert code == 0, err
+    (path,) = (tmp_path / "home" / "runs").glob("*/manifest.json")
+    manifest = json.loads(path.read_text())
+    manifest[field] = value
+    path.write_text(json.dumps(manifest))
+    (tmp_path / "home" / "runs.db").unlink()  # rebuilt from the manifests
+
+    listed, shown = aoe_runner(home, "runs", "list"), aoe_runner(home, "runs", "show", manifest["id"])
+    assert (listed.returncode, shown.returncode) == (0, 0), listed.stderr + shown.stderr
+    assert manifest["id"] in listed.stdout
+
+
+def test_a_duration_beyond_a_year_is_a_usage_error(tmp_path: Path) -> None:
+    """Four hundred nines made an infinite --timeout: OverflowError in --dry-run, and a real run recorded no timeout."""
+    ran = aoe_runner(Home(tmp_path), "tune", "train.py", "--mode", "op", "--timeout", "9" * 400, "--dry-run")
+    assert ran.returncode == 2
+    assert "--timeout: " in ran.stderr and "is more than 365d" in ran.stderr
