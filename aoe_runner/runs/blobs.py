@@ -45,6 +45,16 @@ class _StoredInventory:
     directories: list[str] | None
 
 
+def _decode_inventory(raw: bytes) -> _StoredInventory:
+    try:
+        return msgspec.json.decode(raw, type=_StoredInventory)  # one pass, parsed and validated together
+    except msgspec.DecodeError:
+        if b"\\ud" not in raw:
+            raise
+    # a file name that is not UTF-8 is kept as a lone surrogate's escape, which msgspec refuses and json reads
+    return msgspec.convert(json.loads(raw), type=_StoredInventory)
+
+
 def _without_none(fields: dict[str, object]) -> dict[str, object]:
     return {name: value for name, value in fields.items() if value is not None}
 
@@ -120,7 +130,7 @@ class BlobStore:
             raw = gzip.decompress(where.read_bytes())
             if hashlib.sha256(raw).hexdigest() != inventory.stored:
                 raise ValueError("its content does not match its name (sha256); it was changed or damaged")
-            body = msgspec.json.decode(raw, type=_StoredInventory)  # one pass, parsed and validated together
+            body = _decode_inventory(raw)
         except (OSError, ValueError, EOFError, zlib.error, msgspec.MsgspecError) as error:
             raise InputError(str(where), f"cannot read the bank inventory: {error}") from None
         return replace(inventory, files=body.files, directories=body.directories)

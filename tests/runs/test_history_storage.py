@@ -271,3 +271,17 @@ def test_a_duration_beyond_a_year_is_a_usage_error(tmp_path: Path) -> None:
     ran = aoe_runner(Home(tmp_path), "tune", "train.py", "--mode", "op", "--timeout", "9" * 400, "--dry-run")
     assert ran.returncode == 2
     assert "--timeout: " in ran.stderr and "is more than 365d" in ran.stderr
+
+
+def test_a_bank_file_whose_name_is_not_utf8_is_read_back_from_the_stored_inventory(tmp_path: Path) -> None:
+    """Its name is stored as a lone surrogate's escape, which msgspec refuses: 'the bank after the run could not be
+    listed', and no restore, for every run of such a bank."""
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    name = os.fsdecode(b"op\xff.json")
+    (bank / name).write_text("{}")
+    store = BlobStore(tmp_path / "home")
+    kept = store.save_inventory(take_inventory(bank, store))
+
+    assert [file.path for file in store.expand(kept).files] == [name]
+    assert store.last_inventory(bank) is not None
