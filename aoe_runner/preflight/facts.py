@@ -128,8 +128,13 @@ def gather_facts(
     env: Mapping[str, str] | None = None,
     aoe_ini: Path | None = None,
     soc: str | None = None,
+    count_history: bool = True,
 ) -> HostFacts:
-    """Measure this host, as a child started with `env` (default: this process's environment) would see it."""
+    """Measure this host, as a child started with `env` (default: this process's environment) would see it.
+
+    count_history False leaves out what aoe-runner's history holds (held_bytes None): a figure for people, which
+    costs a listing of the whole history, so `tune` and `verify` do not wait for it before their scripts start.
+    """
     env = dict(os.environ if env is None else env)
     home = Path(env.get("HOME") or Path.home())
     cwd = Path.cwd()
@@ -167,7 +172,7 @@ def gather_facts(
         lspci=shutil.which("lspci", path=env.get("PATH")),
         paths=[_path_state(name, env[name], cwd) for name in ("TUNE_BANK_PATH", "ASCEND_WORK_PATH") if env.get(name)],
         **_device_lock(env),
-        history=_history(env, home, cwd, soc_name),
+        history=_history(env, home, cwd, soc_name, count_history),
         sources=sources,
     )
 
@@ -229,11 +234,11 @@ def _disks(env: Mapping[str, str], home: Path, cwd: Path, soc: str | None) -> li
     return [_disk_space("home", home), _disk_space("work", work), _disk_space("bank", bank)]
 
 
-def _history(env: Mapping[str, str], home: Path, cwd: Path, soc: str | None) -> HistoryUse:
+def _history(env: Mapping[str, str], home: Path, cwd: Path, soc: str | None, count_held: bool) -> HistoryUse:
     configured = env.get(HOME_VARIABLE)
     runner = Path(configured).expanduser() if configured else runner_home()
     bank = resolve_against(env["TUNE_BANK_PATH"], cwd) if env.get("TUNE_BANK_PATH") else default_bank(env, home, soc, "op")[0]
-    return measure_history(runner, bank.parent if bank.name == "<soc_version>" else bank, home)
+    return measure_history(runner, bank.parent if bank.name == "<soc_version>" else bank, home, count_held)
 
 
 def _disk_space(role: Literal["home", "work", "bank"], path: Path) -> DiskSpace:

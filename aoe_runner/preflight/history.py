@@ -25,8 +25,8 @@ class HistoryUse:
 
     home: str
     """The aoe-runner home (AOE_RUNNER_HOME, else the user data directory)."""
-    held_bytes: int
-    """What its run records, blobs and inventories hold now."""
+    held_bytes: int | None
+    """What its run records, blobs and inventories hold now; None when not counted (tune and verify do not)."""
     next_run_bytes: int
     """What the next tuning run is expected to add: record, log and new blobs."""
     bank_bytes: int | None = None
@@ -37,8 +37,8 @@ class HistoryUse:
     """Free space on the aoe-runner home's filesystem."""
 
 
-def measure_history(runner_home: Path, bank: Path | None, user_home: Path) -> HistoryUse:
-    held = sum(_tree_size(runner_home / part) for part in _STORE_PARTS)
+def measure_history(runner_home: Path, bank: Path | None, user_home: Path, count_held: bool = True) -> HistoryUse:
+    held = sum(_tree_size(runner_home / part) for part in _STORE_PARTS) if count_held else None
     bank_bytes = _tree_size(bank) if bank is not None and bank.is_dir() else None
     stored = _stored_bytes(runner_home, bank) if bank is not None else 0
     new_blobs = max(0, (bank_bytes or 0) - stored)

@@ -95,7 +95,7 @@ def run_tune(
         work_dir = _work_dir(request, run_dir)
         changes = request.environment_changes(base, work_dir)
         env = {**base, **changes}
-        facts = gather_facts(env=env)
+        facts = gather_facts(env=env, count_history=False)  # the history's size is preflight's to show
         gate = run_preflight(facts, request, env)
         if gate.outcome.failed or gate.outcome.warned:
             reporter.preflight(gate.report, request.force)

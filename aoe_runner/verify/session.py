@@ -113,7 +113,7 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
     directory = store.home / "verifications" / verification
     empty_bank = directory / "empty-bank"
     empty_bank.mkdir(parents=True)
-    facts = gather_facts(env=base)
+    facts = gather_facts(env=base, count_history=False)
     identity = script_identity(plan.script)
     holder = LockHolder(
         user=facts.user,

@@ -207,6 +207,8 @@ def test_preflight_says_what_the_history_holds_and_what_the_next_run_adds(home: 
 
     assert tuned["held_bytes"] >= 20 * 50_000  # the blobs, at least
     assert tuned["next_run_bytes"] == RECORD_ALLOWANCE + 4096  # only what the store does not hold yet
+    recorded = home.manifests()[-1]["facts"]["history"]  # tune does not list the whole history before it starts
+    assert recorded["held_bytes"] is None and recorded["next_run_bytes"] == RECORD_ALLOWANCE + 20 * 50_000
 
 
 def test_blobs_are_kept_while_a_remaining_record_cannot_be_read(home: Home) -> None:

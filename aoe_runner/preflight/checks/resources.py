@@ -25,9 +25,11 @@ def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
     formula = f"free({disk.measured_at}) = {size_text(disk.free_bytes)} >= 20 GiB (the docs' 20G)"
     observed = size_text(disk.free_bytes)
     if history is not None:
-        observed += f"; aoe-runner's history holds {size_text(history.held_bytes)}"
+        held = "not counted" if history.held_bytes is None else size_text(history.held_bytes)
+        if history.held_bytes is not None:
+            observed += f"; aoe-runner's history holds {held}"
         sources.append(
-            f"aoe-runner home {history.home}: {size_text(history.held_bytes)} now, next run adds up to "
+            f"aoe-runner home {history.home}: {held} now, next run adds up to "
             f"{size_text(history.next_run_bytes)} (record and log, and bank contents not stored yet)"
         )
         if ours:
@@ -37,7 +39,7 @@ def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
     fix = None
     if not ok:
         fix = f"free {size_text(needed - disk.free_bytes)} in {disk.measured_at} (or tune as another user)"
-        if history is not None and history.held_bytes:
+        if history is not None and history.held_bytes != 0:
             fix += "; 'aoe-runner runs prune --keep N --yes' gives back space the history holds"
     elif elsewhere:
         fix = elsewhere
