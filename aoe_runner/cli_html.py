@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from aoe_runner.cli import INVOKED, terminal
-from aoe_runner.cli_options import emit, output_option
+from aoe_runner.cli_options import emit, output_option, script_filter_option
 from aoe_runner.cli_runs import runs_app
 from aoe_runner.errors import ExitCode, UsageError
 
@@ -38,12 +38,7 @@ def html_formatter(output: str | None) -> HtmlFormatter:
 
 @runs_app.command("report")
 def runs_report(
-    script: Annotated[
-        str | None,
-        typer.Option(
-            "--script", metavar="SCRIPT", help="Only runs of this script: a path exactly, a bare name every script so named."
-        ),
-    ] = None,
+    script: Annotated[str | None, script_filter_option()] = None,
     output_format: Annotated[
         str, typer.Option("--format", "-f", metavar="FORMAT", help="html, the only one (a page of charts and a table).")
     ] = "html",

@@ -33,6 +33,12 @@ def output_option(what: str = "Write the output") -> typer.models.OptionInfo:
     return typer.Option("--output", "-o", metavar="FILE", help=f"{what} to FILE instead of stdout (- is stdout).")
 
 
+def script_filter_option() -> typer.models.OptionInfo:
+    """`--script SCRIPT` of the commands that choose runs (runs.index.conditions matches it)."""
+    exactly = "Only runs of this script: a path matches it exactly, a bare name every script so named."
+    return typer.Option("--script", metavar="SCRIPT", help=exactly)
+
+
 def wide_option() -> typer.models.OptionInfo:
     return typer.Option("--wide", help="Keep full lines: do not fit tables to the terminal's width.")
 

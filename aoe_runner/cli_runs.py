@@ -22,6 +22,7 @@ from aoe_runner.cli_options import (
     json_option,
     output_option,
     required_text,
+    script_filter_option,
     whole_number,
     wide_option,
 )
@@ -142,14 +143,7 @@ def _say_how_it_went(reporter: TerminalReporter, manifest: RunManifest) -> None:
 
 @runs_app.command("list")
 def runs_list(
-    script: Annotated[
-        str | None,
-        typer.Option(
-            "--script",
-            metavar="SCRIPT",
-            help="Only runs of this script: a path matches it exactly, a bare name every script so named.",
-        ),
-    ] = None,
+    script: Annotated[str | None, script_filter_option()] = None,
     mode: Annotated[str | None, typer.Option("--mode", metavar="MODE", help="Only op or subgraph runs.")] = None,
     status: Annotated[
         str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status (e.g. failed).")
@@ -220,9 +214,7 @@ def runs_prune(
         str | None, typer.Option("--older-than", metavar="DURATION", help="Only runs started longer ago (e.g. 30d, 12h).")
     ] = None,
     status: Annotated[str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status.")] = None,
-    script: Annotated[
-        str | None, typer.Option("--script", metavar="SCRIPT", help="Only runs of this script (a path, or a bare name).")
-    ] = None,
+    script: Annotated[str | None, script_filter_option()] = None,
     kind: Annotated[str | None, typer.Option("--kind", metavar="KIND", help="Only tune or only verify runs.")] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Remove them; without it, only say what would go.")] = False,
     dry_run: Annotated[

@@ -9,7 +9,17 @@ import typer
 
 from aoe_runner._click import AoeTyper
 from aoe_runner.cli import app, terminal
-from aoe_runner.cli_options import CSV, JSON, TABLE, choose_format, emit, format_option, json_option, output_option
+from aoe_runner.cli_options import (
+    CSV,
+    JSON,
+    TABLE,
+    choose_format,
+    emit,
+    format_option,
+    json_option,
+    output_option,
+    script_filter_option,
+)
 from aoe_runner.cli_runs import bank_app, runs_app
 from aoe_runner.errors import ExitCode, UsageError
 
@@ -64,9 +74,7 @@ def runs_push() -> int:
 @bank_app.command("best")
 def bank_best(
     soc: Annotated[str | None, typer.Option("--soc", metavar="SOC", help="Only runs on this SoC (e.g. Ascend910B3).")] = None,
-    script: Annotated[
-        str | None, typer.Option("--script", metavar="SCRIPT", help="Only runs of this script (a path, or a bare name).")
-    ] = None,
+    script: Annotated[str | None, script_filter_option()] = None,
     output_format: Annotated[
         str | None, format_option(TABLE, JSON, CSV, notes=" (json: one object per operator and line)")
     ] = None,
