@@ -18,7 +18,7 @@ from typing import Protocol
 from aoe_runner.errors import AoeRunnerError, ExitCode
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.report import PreflightReport
-from aoe_runner.proc import run_bounded
+from aoe_runner.proc import Completed, Started
 from aoe_runner.runs.bank import changes_between, sha256_of, take_inventory
 from aoe_runner.runs.manifest import LOG_NAME, Fingerprint, MarkerSeen, Progress, RecordedResult, RunManifest, RunStatus
 from aoe_runner.runs.store import RunStore
@@ -100,16 +100,44 @@ def fingerprint_of(facts: HostFacts) -> Fingerprint:
     )
 
 
-def script_identity(script: Path) -> dict[str, object]:
-    """The manifest fields that say which script ran: path, hash, and its git commit when in a repository."""
-    identity: dict[str, object] = {"script": str(script.resolve()), "script_sha256": sha256_of(script)}
-    directory = str(script.resolve().parent)
-    head = run_bounded(["git", "-C", directory, "rev-parse", "HEAD"], GIT_TIMEOUT_S)
-    if not head.ok:
-        return {**identity, "git_commit": None, "git_script_modified": None}
-    status = run_bounded(["git", "-C", directory, "status", "--porcelain", "--", script.name], GIT_TIMEOUT_S)
-    modified = bool(status.stdout.strip()) if status.ok else None
-    return {**identity, "git_commit": head.stdout.strip(), "git_script_modified": modified}
+class ScriptIdentity:
+    """The manifest fields that say which script ran: path, hash, and its git commit when in a repository.
+
+    git starts when this is made and is collected by fields(), so that it runs while preflight does: one
+    `git status --porcelain=v2 --branch` gives both the commit and whether the script differs from it, and
+    `--no-optional-locks` keeps it from taking the repository's index lock while the user works in it.
+    """
+
+    def __init__(self, script: Path) -> None:
+        self.script = script.resolve()
+        command = ["git", "--no-optional-locks", "-C", str(self.script.parent), "status", "--porcelain=v2", "--branch"]
+        self._git = Started([*command, "--", self.script.name], GIT_TIMEOUT_S)
+
+    def fields(self) -> dict[str, object]:
+        commit, modified = _git_state(self._git.finish())
+        return {
+            "script": str(self.script),
+            "script_sha256": sha256_of(self.script),
+            "git_commit": commit,
+            "git_script_modified": modified,
+        }
+
+    def __enter__(self) -> ScriptIdentity:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._git.cancel()
+
+
+def _git_state(status: Completed) -> tuple[str | None, bool | None]:
+    """(commit, script modified) from porcelain v2; (None, None) outside a repository or before its first commit."""
+    if not status.ok:
+        return None, None
+    lines = status.stdout.splitlines()
+    heads = [line.removeprefix("# branch.oid ") for line in lines if line.startswith("# branch.oid ")]
+    if not heads or heads[0] == "(initial)":
+        return None, None
+    return heads[0].strip(), any(line and not line.startswith("#") for line in lines)
 
 
 def _supervise(

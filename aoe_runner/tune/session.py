@@ -18,7 +18,7 @@ from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import PreflightOutcome, RunManifest, RunStatus
 from aoe_runner.runs.store import RunStore
 from aoe_runner.tune.gate import Gate, refuse_unforcible, run_preflight
-from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
+from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.relay import TerminalOutput
 from aoe_runner.tune.request import TuneRequest, format_duration
 
@@ -92,6 +92,7 @@ def run_tune(
     started_at = datetime.now(timezone.utc)
     run_id, run_dir = store.create_run_directory(started_at)
     with discarded_on_failure(run_dir), ExitStack() as locks:
+        identity = locks.enter_context(ScriptIdentity(request.script))  # git runs while preflight does
         work_dir = _work_dir(request, run_dir)
         changes = request.environment_changes(base, work_dir)
         env = {**base, **changes}
@@ -114,7 +115,9 @@ def run_tune(
             request.bank.mkdir(parents=True)
             reporter.notice(f"created the bank directory {request.bank}")
         writing = locks.enter_context(_Writing(store))  # no collect removes a blob before the manifest names it
-        manifest = _start_record(request, run_id, store, facts, env, changes, gate.outcome, started_at, device, work_dir)
+        manifest = _start_record(
+            request, run_id, identity, store, facts, env, changes, gate.outcome, started_at, device, work_dir
+        )
         held = device_lock.inherited_fds() + bank_lock.inherited_fds()
         locks_held = locks.pop_all()
     with locks_held:
@@ -145,6 +148,7 @@ class _Writing:
 def _start_record(
     request: TuneRequest,
     run_id: str,
+    identity: ScriptIdentity,
     store: RunStore,
     facts: HostFacts,
     env: Mapping[str, str],
@@ -161,7 +165,7 @@ def _start_record(
     return RunManifest(
         id=run_id,
         status=RunStatus.RUNNING,
-        **script_identity(request.script),
+        **identity.fields(),
         command=request.command(),
         arguments=request.arguments,
         working_directory=os.getcwd(),

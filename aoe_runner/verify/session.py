@@ -25,7 +25,7 @@ from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import RecordedResult, RunManifest, RunStatus, VerifyLink
 from aoe_runner.runs.store import TUNING, RunStore
-from aoe_runner.tune.record import RunReporter, discarded_on_failure, execute_recorded, fingerprint_of, script_identity
+from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.request import check_script, device_id, script_command
 from aoe_runner.verify.evidence import Evidence, arm_evidence, inventory_sha256, result_files
 from aoe_runner.verify.gates import GateResult, Gates, evaluate
@@ -113,8 +113,9 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
     directory = store.home / "verifications" / verification
     empty_bank = directory / "empty-bank"
     empty_bank.mkdir(parents=True)
-    facts = gather_facts(env=base, count_history=False)
-    identity = script_identity(plan.script)
+    with ScriptIdentity(plan.script) as script:  # git runs while the facts are gathered
+        facts = gather_facts(env=base, count_history=False)
+        identity = script.fields()
     holder = LockHolder(
         user=facts.user,
         pid=os.getpid(),

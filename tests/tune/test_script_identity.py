@@ -1,0 +1,128 @@
+"""Which script a run ran: its path, hash and git state, read by a real git in real repositories."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from aoe_runner.proc import Started
+from aoe_runner.tune.record import ScriptIdentity
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+
+
+def _git(repository: Path, *arguments: str) -> str:
+    done = subprocess.run([*GIT, "-C", str(repository), *arguments], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    _git(root, "init", "-q")
+    (root / "scripts" / "train.py").write_text("print('step')\n")
+    (root / "other.py").write_text("x = 1\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+def _fields(script: Path) -> dict[str, object]:
+    with ScriptIdentity(script) as identity:
+        return identity.fields()
+
+
+def test_a_committed_script_has_its_commit_and_is_not_modified(repository: Path) -> None:
+    script = repository / "scripts" / "train.py"
+    fields = _fields(script)
+    assert fields == {
+        "script": str(script.resolve()),
+        "script_sha256": hashlib.sha256(script.read_bytes()).hexdigest(),
+        "git_commit": _git(repository, "rev-parse", "HEAD"),
+        "git_script_modified": False,
+    }
+
+
+def test_an_edited_script_is_modified_but_an_edit_elsewhere_is_not_its_own(repository: Path) -> None:
+    (repository / "other.py").write_text("x = 2\n")
+    assert _fields(repository / "scripts" / "train.py")["git_script_modified"] is False
+    (repository / "scripts" / "train.py").write_text("print('changed')\n")
+    assert _fields(repository / "scripts" / "train.py")["git_script_modified"] is True
+
+
+def test_an_untracked_script_is_modified(repository: Path) -> None:
+    new = repository / "scripts" / "new.py"
+    new.write_text("print(1)\n")
+    fields = _fields(new)
+    assert fields["git_commit"] == _git(repository, "rev-parse", "HEAD")
+    assert fields["git_script_modified"] is True
+
+
+def test_a_symlinked_script_is_read_where_it_lives(repository: Path, tmp_path: Path) -> None:
+    link = tmp_path / "link.py"
+    link.symlink_to(repository / "scripts" / "train.py")
+    fields = _fields(link)
+    assert fields["script"] == str(repository / "scripts" / "train.py")
+    assert fields["git_commit"] == _git(repository, "rev-parse", "HEAD")
+    assert fields["git_script_modified"] is False
+
+
+def test_outside_a_repository_or_before_the_first_commit_there_is_no_git_state(tmp_path: Path) -> None:
+    loose = tmp_path / "loose" / "train.py"
+    loose.parent.mkdir()
+    loose.write_text("print(1)\n")
+    assert _fields(loose)["git_commit"] is None
+    assert _fields(loose)["git_script_modified"] is None
+    _git(loose.parent, "init", "-q")
+    assert (_fields(loose)["git_commit"], _fields(loose)["git_script_modified"]) == (None, None)
+
+
+def test_without_git_on_path_there_is_no_git_state(repository: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(repository / "no-such-bin"))
+    fields = _fields(repository / "scripts" / "train.py")
+    assert (fields["git_commit"], fields["git_script_modified"]) == (None, None)
+
+
+def test_a_started_command_is_bounded_from_its_start_and_killed_with_its_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    command = ["sh", "-c", f"sleep 30 & echo $! > {pid_file}; wait"]
+    started = time.monotonic()
+    with Started(command, timeout_s=0.5) as running:
+        time.sleep(0.4)  # the limit counts from the start: little is left when finish() is called
+        done = running.finish()
+    assert time.monotonic() - started < 5
+    assert done.exit_code is None and done.error == "sh did not finish within 0.5 s"
+    assert running.finish() is done
+    _assert_gone(int(pid_file.read_text()))
+
+
+def test_a_started_command_never_collected_is_killed_on_leaving(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    with Started(["sh", "-c", f"sleep 30 & echo $! > {pid_file}; wait"], timeout_s=60):
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    _assert_gone(int(pid_file.read_text()))
+
+
+def _assert_gone(pid: int) -> None:
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        if Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z"):
+            return  # killed; init reaps it
+        assert time.monotonic() < deadline, f"process {pid} still runs"
+        time.sleep(0.02)
