@@ -6,6 +6,7 @@ write metavars as a person types them and ranges in words, whatever typer versio
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
@@ -23,7 +24,7 @@ except ImportError:  # typer that depends on the click package
 
 SCRIPT_ARGUMENTS = "arguments"  # the parameter that takes a script's own arguments, after --
 
-__all__ = ["AoeCommand", "AoeGroup", "AoeTyper", "click_exceptions"]
+__all__ = ["AoeCommand", "AoeGroup", "AoeTyper", "click_exceptions", "command_tree"]
 
 
 class AoeCommand(TyperCommand):
@@ -88,6 +89,32 @@ class AoeTyper(typer.Typer):
 
     def command(self, *args: Any, cls: type[TyperCommand] | None = None, **kwargs: Any) -> Callable[[Any], Any]:
         return super().command(*args, cls=cls or AoeCommand, **kwargs)
+
+
+def command_tree(app: typer.Typer, arguments: Sequence[str]) -> Any:
+    """The click command to run `arguments` with. typer builds each command from its function's signature (a few
+    ms each); when the arguments name a command (or a group and its command), only that branch is built. Anything
+    else, an option first or a name that is no command, gets the whole tree: its help, its suggestions."""
+    narrowed = _narrowed(app, list(arguments))
+    return typer.main.get_command(narrowed or app)
+
+
+def _narrowed(app: typer.Typer, arguments: list[str]) -> typer.Typer | None:
+    """A copy of `app` holding only the command or group that arguments[0] names; None when it names none."""
+    if not arguments or arguments[0].startswith("-"):
+        return None
+    name, narrowed = arguments[0], copy.copy(app)
+    for command in app.registered_commands:
+        if (command.name or typer.main.get_command_name(command.callback.__name__)) == name:  # type: ignore[union-attr]
+            narrowed.registered_commands, narrowed.registered_groups = [command], []
+            return narrowed
+    for group in app.registered_groups:
+        if typer.main.solve_typer_info_defaults(group).name == name:
+            branch = copy.copy(group)
+            branch.typer_instance = _narrowed(group.typer_instance, arguments[1:]) or group.typer_instance  # type: ignore[arg-type]
+            narrowed.registered_commands, narrowed.registered_groups = [], [branch]
+            return narrowed
+    return None
 
 
 def _refuse_script_arguments_before_dashes(ctx: Any, after_dashes: int) -> None:

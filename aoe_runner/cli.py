@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from aoe_runner import __version__
-from aoe_runner._click import AoeTyper, click_exceptions
+from aoe_runner._click import AoeTyper, click_exceptions, command_tree
 from aoe_runner.cli_options import (
     CSV,
     HTML,
@@ -89,9 +89,7 @@ def report(
             "--top", metavar="N", help="Rows per list, at least 1 [default: 20 for table and markdown, 2000 for html, else all]."
         ),
     ] = None,
-    min_gain: Annotated[
-        str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain'.")
-    ] = "1%",
+    min_gain: Annotated[str, typer.Option("--min-gain", metavar="PCT", help="Speed-up below this is 'no real gain'.")] = "1%",
     threshold: Annotated[
         str | None,
         typer.Option("--threshold", metavar="PCT", help="With --diff: the smallest change that counts [default: 2%]."),
@@ -111,9 +109,7 @@ def report(
             "--script", metavar="SCRIPT", help="With --diff and no paths: the last two succeeded tuning runs of this script."
         ),
     ] = None,
-    samples: Annotated[
-        bool, typer.Option("--samples", help="Add the sample result files shipped with aoe-runner.")
-    ] = False,
+    samples: Annotated[bool, typer.Option("--samples", help="Add the sample result files shipped with aoe-runner.")] = False,
     allow_empty: Annotated[
         bool, typer.Option("--allow-empty", help="A named file that holds no report is no error (default: exit 4).")
     ] = False,
@@ -201,9 +197,7 @@ def preflight(
             "--mode", metavar="MODE", help="op (also 2, opat) or subgraph (also 1, sgat) [default: from AOE_MODE, else op]."
         ),
     ] = None,
-    procs: Annotated[
-        str, typer.Option("--procs", metavar="P", help="Training processes in the script, at least 1.")
-    ] = "1",
+    procs: Annotated[str, typer.Option("--procs", metavar="P", help="Training processes in the script, at least 1.")] = "1",
     model_memory: Annotated[
         str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, e.g. 12GiB.")
     ] = None,
@@ -325,12 +319,14 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Dispatch without the crash boundary: usage and domain errors become exit codes, bugs propagate."""
     import os
 
+    INVOKED[:] = list(sys.argv[1:] if argv is None else argv)  # for pages that name the command that made them
     if os.environ.get(COMPLETE_VARIABLE):
         from aoe_runner.completion import prepare_completion
 
         prepare_completion()
-    command = typer.main.get_command(app)
-    INVOKED[:] = list(sys.argv[1:] if argv is None else argv)  # for pages that name the command that made them
+        command = typer.main.get_command(app)  # completion lists every command
+    else:
+        command = command_tree(app, INVOKED)
     try:
         code = command.main(args=INVOKED.copy(), prog_name="aoe-runner", standalone_mode=False)
     except click_exceptions.UsageError as error:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import typer
 
+from aoe_runner._click import command_tree
 from aoe_runner.cli import app
 
 COMMAND = typer.main.get_command(app)
@@ -71,3 +72,29 @@ def test_help_loads_no_heavy_module() -> None:
     loaded = set(result.stdout.splitlines()[-1].split())
     heavy = {"pydantic", "tabulate", "jsonschema", "msgspec", "psutil", "aoe_runner.summary", "aoe_runner.render.width"}
     assert not heavy & loaded, sorted(heavy & loaded)
+
+
+@pytest.mark.parametrize("path", [p for p in PATHS if p], ids=" ".join)
+def test_a_named_command_builds_only_its_branch_and_the_same_command(path: tuple[str, ...]) -> None:
+    """cli.run builds only the branch that the arguments name (start-up); what it builds equals the whole tree's."""
+    narrowed, whole = command_tree(app, [*path, "--flag"]), COMMAND
+    for name in path:
+        assert list(narrowed.commands) == [name]
+        narrowed, whole = narrowed.commands[name], whole.commands[name]
+    assert _shape(narrowed) == _shape(whole)
+
+
+def _shape(command: Any) -> tuple[Any, ...]:
+    params = [(p.name, p.opts, p.default, p.required, getattr(p, "help", None)) for p in command.params]
+    return type(command), command.help, params, sorted(getattr(command, "commands", {}))
+
+
+@pytest.mark.parametrize("arguments", [[], ["--help"], ["--store", "x", "runs"], ["no-such-command"], ["runs", "no-such"]])
+def test_anything_but_a_command_name_gets_the_whole_tree(arguments: list[str]) -> None:
+    tree = command_tree(app, arguments)
+    if arguments[:1] == ["runs"]:
+        tree = tree.commands["runs"]
+        whole = COMMAND.commands["runs"]
+    else:
+        whole = COMMAND
+    assert sorted(tree.commands) == sorted(whole.commands)
