@@ -53,7 +53,8 @@ class Loaded:
     @cached_property
     def data(self) -> dict[str, Any]:
         """The summary as plain data (what `--format json` writes)."""
-        return self.state.summary_data(self.min_gain_pct)
+        with _paused_gc():  # tens of thousands of entry dicts, no cycles: a collection would only walk them
+            return self.state.summary_data(self.min_gain_pct)
 
     @cached_property
     def summary(self) -> BankSummary:
@@ -106,6 +107,13 @@ def merge_files(
 ) -> tuple[BankState, int, list[InputError]]:
     """Load and merge files, in this process or across `workers` processes (None: by size and CPUs), reading and
     filling `cache` when given; errors keep the paths' order."""
+    with _paused_gc():
+        return _merge_files(paths, workers, cache)
+
+
+def _merge_files(
+    paths: Sequence[Path], workers: int | None, cache: ReportCache | None
+) -> tuple[BankState, int, list[InputError]]:
     if cache is FROM_ENVIRONMENT:
         from aoe_runner.results.cache import ReportCache
 
@@ -174,7 +182,7 @@ def _merge_chunk_in_worker(
 
 def _merge_chunk(paths: list[str], cache: ReportCache | None) -> ChunkResult:
     state, loaded, errors, stamps = BankState(), 0, [], []
-    with _paused_gc():
+    with _paused_gc():  # in a worker too
         for where in paths:
             try:
                 parsed, stamp = _load(where, cache)
@@ -214,7 +222,7 @@ def _load(where: str, cache: ReportCache | None) -> tuple[ParsedFile, Stamp | No
 
 @contextmanager
 def _paused_gc() -> Iterator[None]:
-    """Decoded JSON makes millions of objects and no reference cycles: collecting them only costs time."""
+    """Decoded JSON, and a summary, make many objects and no reference cycles: collecting them only costs time."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from aoe_runner.reporting import merge_files, summarize_paths
+import gc
+
+from aoe_runner.reporting import Loaded, merge_files, summarize_paths
 from aoe_runner.results import find_result_files
 from tests.conftest import DATA, SAMPLES
 
@@ -25,3 +27,30 @@ def test_summarize_paths_keeps_path_errors_before_file_errors(tmp_path) -> None:
         "aoe_result_opat_object.json",
         "aoe_result_opat_utf16.json",
     ]
+
+
+def test_the_collector_is_paused_while_merging_and_summarising_and_then_as_it_was() -> None:
+    paths, _ = find_result_files([str(SAMPLES)])
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    was_enabled, thresholds = gc.isenabled(), gc.get_threshold()
+    gc.callbacks.append(count)
+    try:
+        gc.enable()
+        gc.set_threshold(1)  # a collection at nearly every allocation, unless paused
+        state, loaded, _ = merge_files(paths, workers=1, cache=None)
+        data = Loaded(state, loaded).data
+        gc.set_threshold(*thresholds)
+        assert len(collections) <= 15 and gc.isenabled()  # the few between the paused parts; about 100 unpaused
+        assert data["totals"]["files"] == len(paths)
+        gc.disable()
+        merge_files(paths, workers=1, cache=None)
+        assert not gc.isenabled()  # a caller's choice is left as it was
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*thresholds)
+        (gc.enable if was_enabled else gc.disable)()
