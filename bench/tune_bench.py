@@ -107,7 +107,13 @@ def measure(rounds: int) -> TuneFigures:
 
 
 def _env(scratch: Path) -> dict[str, str]:
-    return {**os.environ, "AOE_RUNNER_HOME": str(scratch / "home"), "AOE_RUNNER_LOCK_DIR": str(scratch / "locks")}
+    """Also for the baselines: the script writes unbuffered there too, as `tune` makes it (PYTHONUNBUFFERED=1)."""
+    return {
+        **os.environ,
+        "AOE_RUNNER_HOME": str(scratch / "home"),
+        "AOE_RUNNER_LOCK_DIR": str(scratch / "locks"),
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def _supervision_cost(env: dict[str, str]) -> tuple[float, float, float]:
@@ -198,7 +204,8 @@ def render(figures: TuneFigures, rounds: int) -> str:
             f"Log relay: the simulator (`tests/simulator/train.py flood`) writes {LOG_BYTES / 1e6:.0f} MB of log",
             f"lines; {len(f.relay.tune)} interleaved rounds. aoe-runner relays them to its stdout (here /dev/null)",
             "and to the run's log, and scans them for AOE's markers and error codes; the baseline pipes the same",
-            "script through `tee` to a file. The aoe-runner figure includes its start-up, preflight and run record",
+            "script through `tee` to a file, with the PYTHONUNBUFFERED=1 that `tune` gives the script (a write per",
+            "line, as a training script's log arrives). The aoe-runner figure includes its start-up, preflight and run record",
             "(the fixed part, below). CPU time is that of the whole pipeline, the script included. Load average",
             f"{_load(f.relay.load_before)} before, {_load(f.relay.load_after)} after.",
             "",

@@ -122,12 +122,11 @@ def killed_mid_write(options: argparse.Namespace) -> int:
 def flood(options: argparse.Namespace) -> int:
     total = int(float(options.value))
     line = b"step 000001: loss 0.123456, lr 0.000100, throughput 1234.5 samples/s [simulated log line]\n"
-    block = line * (1 << 20 // len(line))
-    out = sys.stdout.buffer
+    out = sys.stdout.buffer  # a line per write under PYTHONUNBUFFERED=1 (as tune runs it), as print() writes a log
     written = 0
     while written < total:
-        out.write(block)
-        written += len(block)
+        out.write(line)
+        written += len(line)
     out.flush()
     return 0
 
