@@ -103,14 +103,16 @@ def fingerprint_of(facts: HostFacts) -> Fingerprint:
 class ScriptIdentity:
     """The manifest fields that say which script ran: path, hash, and its git commit when in a repository.
 
-    git starts when this is made and is collected by fields(), so that it runs while preflight does: one
-    `git status --porcelain=v2 --branch` gives both the commit and whether the script differs from it, and
-    `--no-optional-locks` keeps it from taking the repository's index lock while the user works in it.
+    git starts when this is made and is collected by fields(), so that it runs while preflight does. One
+    `git status --porcelain=v2 --branch` gives both the commit and whether the script differs from it;
+    `--no-optional-locks` keeps git from taking the repository's index lock while the user works in it;
+    `--literal-pathspecs` reads the script's name as a name (`train[1].py` is no pattern for `train1.py`).
     """
 
     def __init__(self, script: Path) -> None:
         self.script = script.resolve()
-        command = ["git", "--no-optional-locks", "-C", str(self.script.parent), "status", "--porcelain=v2", "--branch"]
+        directory = str(self.script.parent)
+        command = ["git", "--no-optional-locks", "--literal-pathspecs", "-C", directory, "status", "--porcelain=v2", "--branch"]
         self._git = Started([*command, "--", self.script.name], GIT_TIMEOUT_S)
 
     def fields(self) -> dict[str, object]:

@@ -67,6 +67,17 @@ def test_an_untracked_script_is_modified(repository: Path) -> None:
     assert fields["git_script_modified"] is True
 
 
+def test_a_script_name_is_no_pattern(repository: Path) -> None:
+    patterned, lookalike = repository / "scripts" / "t[1].py", repository / "scripts" / "t1.py"
+    patterned.write_text("print(1)\n")
+    lookalike.write_text("print(1)\n")
+    _git(repository, "add", ".")
+    _git(repository, "commit", "-q", "-m", "two")
+    lookalike.write_text("print(2)\n")
+    assert _fields(patterned)["git_script_modified"] is False
+    assert _fields(lookalike)["git_script_modified"] is True
+
+
 def test_a_symlinked_script_is_read_where_it_lives(repository: Path, tmp_path: Path) -> None:
     link = tmp_path / "link.py"
     link.symlink_to(repository / "scripts" / "train.py")
