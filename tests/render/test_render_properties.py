@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from aoe_runner.render.safe_text import csv_cell
 from tests.render.hostile import assert_markdown_safe, assert_table_safe, write_result
 
-_HOSTILE_CHARS = "\x00\x07\t\n\r\x1b\x7f\x85\x9b\u2028\u2029\u202a\u202e\u2066\u2069\ud800\udfff|`<>&[]()!\\:=+-@'\" ,.#*_~0123456789"
+_HOSTILE_CHARS = (
+    "\x00\x07\t\n\r\x1b\x7f\x85\x9b\u2028\u2029\u202a\u202e\u2066\u2069\ud800\udfff|`<>&[]()!\\:=+-@'\" ,.#*_~0123456789"
+)
 _PLAIN: dict[str, str] = {}
 names = st.text(st.one_of(st.sampled_from(_HOSTILE_CHARS), st.characters(codec=None, exclude_categories=())), min_size=1)
 
