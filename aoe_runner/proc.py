@@ -9,6 +9,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+COLLECT_S = 0.1  # how long a command's output is read for once it is past its time limit, or killed
+
 
 @dataclass(frozen=True)
 class Completed:
@@ -22,8 +24,10 @@ class Completed:
 
 
 def run_bounded(command: Sequence[str], timeout_s: float, cwd: str | None = None) -> Completed:
-    """Run without a shell in its own session; on timeout kill the whole group, so no grandchild keeps a pipe open."""
-    return Started(command, timeout_s, cwd).finish()
+    """Run without a shell in its own session; on timeout (or Ctrl-C) kill the whole group, so no grandchild keeps a
+    pipe open."""
+    with Started(command, timeout_s, cwd) as started:
+        return started.finish()
 
 
 class Started:
@@ -55,8 +59,8 @@ class Started:
         if self._completed is not None:
             return self._completed
         assert self._process is not None
-        try:
-            stdout, _ = self._process.communicate(timeout=max(0.0, self._deadline - time.monotonic()))
+        try:  # past the deadline, a command that has already ended still gets its output read
+            stdout, _ = self._process.communicate(timeout=max(COLLECT_S, self._deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.cancel()
             self._completed = Completed(None, "", f"{self._name} did not finish within {self._timeout_s:g} s")
@@ -68,7 +72,12 @@ class Started:
         """Kill the command's group if it still runs, and reap it."""
         if self._process is not None and self._process.returncode is None:
             _kill_group(self._process.pid)
-            self._process.communicate()
+            try:
+                self._process.communicate(timeout=COLLECT_S)
+            except subprocess.TimeoutExpired:  # something outside the group (setsid) still holds the pipe
+                if self._process.stdout is not None:
+                    self._process.stdout.close()
+                self._process.wait()
 
     def __enter__(self) -> Started:
         return self

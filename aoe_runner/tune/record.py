@@ -106,14 +106,17 @@ class ScriptIdentity:
     git starts when this is made and is collected by fields(), so that it runs while preflight does. One
     `git status --porcelain=v2 --branch` gives both the commit and whether the script differs from it;
     `--no-optional-locks` keeps git from taking the repository's index lock while the user works in it;
-    `--literal-pathspecs` reads the script's name as a name (`train[1].py` is no pattern for `train1.py`).
+    `--literal-pathspecs` reads the script's name as a name (`train[1].py` is no pattern for `train1.py`);
+    `--no-ahead-behind` spares counting commits against the upstream (seconds on a big divergence); an untracked
+    script counts as modified even where it is ignored or the repository hides untracked files.
     """
 
     def __init__(self, script: Path) -> None:
         self.script = script.resolve()
         directory = str(self.script.parent)
-        command = ["git", "--no-optional-locks", "--literal-pathspecs", "-C", directory, "status", "--porcelain=v2", "--branch"]
-        self._git = Started([*command, "--", self.script.name], GIT_TIMEOUT_S)
+        git = ["git", "--no-optional-locks", "--literal-pathspecs", "-C", directory]
+        status = ["status", "--porcelain=v2", "--branch", "--no-ahead-behind", "--untracked-files=all", "--ignored=matching"]
+        self._git = Started([*git, *status, "--", self.script.name], GIT_TIMEOUT_S)
 
     def fields(self) -> dict[str, object]:
         commit, modified = _git_state(self._git.finish())

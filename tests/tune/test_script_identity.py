@@ -5,14 +5,17 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from aoe_runner.proc import Started
+from aoe_runner.proc import Completed, Started
 from aoe_runner.tune.record import ScriptIdentity
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -78,6 +81,18 @@ def test_a_script_name_is_no_pattern(repository: Path) -> None:
     assert _fields(lookalike)["git_script_modified"] is True
 
 
+def test_an_ignored_or_hidden_untracked_script_is_modified(repository: Path) -> None:
+    ignored = repository / "scripts" / "local.py"
+    ignored.write_text("print(1)\n")
+    (repository / ".git" / "info" / "exclude").write_text("local.py\n")
+    assert _fields(ignored)["git_script_modified"] is True
+    hidden = repository / "scripts" / "new.py"
+    hidden.write_text("print(1)\n")
+    _git(repository, "config", "status.showUntrackedFiles", "no")
+    assert _fields(hidden)["git_script_modified"] is True
+    assert _fields(repository / "scripts" / "train.py")["git_script_modified"] is False
+
+
 def test_a_symlinked_script_is_read_where_it_lives(repository: Path, tmp_path: Path) -> None:
     link = tmp_path / "link.py"
     link.symlink_to(repository / "scripts" / "train.py")
@@ -113,6 +128,38 @@ def test_a_started_command_is_bounded_from_its_start_and_killed_with_its_group(t
     assert time.monotonic() - started < 5
     assert done.exit_code is None and done.error == "sh did not finish within 0.5 s"
     assert running.finish() is done
+    _assert_gone(int(pid_file.read_text()))
+
+
+def test_a_command_that_ended_is_collected_even_past_its_limit() -> None:
+    running = Started(["echo", "done"], timeout_s=0.2)
+    time.sleep(0.4)  # e.g. a slow preflight: the limit has passed, but echo ended long ago
+    assert running.finish() == Completed(0, "done\n")
+
+
+def test_a_grandchild_that_escapes_the_group_with_the_pipe_cannot_hold_the_caller(tmp_path: Path) -> None:
+    pid_file = tmp_path / "escaped.pid"
+    started = time.monotonic()
+    done = Started(["sh", "-c", f"setsid sleep 30 & echo $! > {pid_file}; exit 0"], timeout_s=0.5).finish()
+    try:
+        assert done.exit_code is None and time.monotonic() - started < 5
+    finally:
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_ctrl_c_while_a_bounded_command_runs_kills_it(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    code = (
+        "import sys; from aoe_runner.proc import run_bounded\n"
+        f"run_bounded(['sh', '-c', 'echo $$ > {pid_file}; exec sleep 30'], 60)\n"
+    )
+    caller = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    caller.send_signal(signal.SIGINT)
+    caller.wait(timeout=10)
     _assert_gone(int(pid_file.read_text()))
 
 
