@@ -220,7 +220,7 @@ def render(figures: TuneFigures, rounds: int) -> str:
             f"{f.fixed_s:.2f} s (median of 5); without it, aoe-runner's relay takes "
             f"{(statistics.median(w for w, _ in f.relay.tune) - f.fixed_s) / statistics.median(w for w, _ in f.relay.tee):.2f}x "
             "tee's time. The floor row is the script's own speed into a pipe that keeps nothing: where tee matches it,",
-            "no relay can be faster, and the ratio is set by the fixed part.",
+            "no relay can be faster.",
             "",
             f"Supervision cost while the script sleeps {SLEEP_S} s, sampled over {f.sampled_s:.0f} s of the sleep:",
             f"aoe-runner's own CPU time is {supervisor_ms:.0f} ms ({f.supervisor_cpu_pct:.3f}% of one core); the",

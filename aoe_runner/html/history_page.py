@@ -92,9 +92,9 @@ def history_page(runs: list[HistoryRun], script: str | None) -> Page:
 
 
 def _utc(run: HistoryRun) -> datetime:
-    """The run's start in UTC: plotly drops a time zone offset, and a manifest may carry another host's."""
-    started = run.manifest.started_at
-    return started.astimezone(timezone.utc) if started.tzinfo is not None else started
+    """The run's start in UTC: plotly drops a time zone offset, and a manifest may carry another host's (a manifest's
+    times always have a zone: RunManifest reads a zoneless one as UTC)."""
+    return run.manifest.started_at.astimezone(timezone.utc)
 
 
 def _axis_data(runs: list[HistoryRun]) -> dict[str, Any]:
