@@ -18,7 +18,7 @@ from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.tune.markers import MarkerScanner
 from aoe_runner.tune.request import parse_duration
-from aoe_runner.tune.supervisor import gather_below
+from aoe_runner.tune.supervisor import gather_below, read_unpolled_again
 from aoe_runner.tune.watch import ResultWatcher
 from tests.conftest import SAMPLES
 from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
@@ -173,27 +173,65 @@ def test_progress_counts_agree_with_their_nouns() -> None:
     assert Progress(reports=2).describe() == "2 reports, operators +0 added, 0 updated, 0 failures"
 
 
-def test_a_pipe_that_could_not_be_widened_is_read_without_pauses_while_it_pours(tmp_path: Path) -> None:
+def test_a_pipe_that_could_not_be_widened_is_polled_and_read_without_pauses(tmp_path: Path) -> None:
     """Small reads of a widened pipe pause 2 ms so output gathers; a pipe that could not be widened (not Linux, or over
-    the pipe quota) paused after most reads too, and the script waited out each pause: a flood ran at 20-30 MB/s."""
+    the pipe quota) paused after most reads too, and the script waited out each pause: a flood ran at 20-30 MB/s.
+    Such a pipe is polled, and read as soon as anything is in it."""
     assert gather_below(1 << 20) == 1 << 16  # a widened pipe: as measured in docs/benchmarks.md
     assert gather_below(1 << 16) == 0  # Linux's default pipe never pauses
+    flood = ("--", "flood", str(16 << 20))
+    assert _selector_use(tmp_path, widen=False, script=flood) == {"pipes polled": 2, "gathering waits": 0}
+
+
+def test_a_widened_pipe_is_never_polled(tmp_path: Path) -> None:
+    """Once a pipe has been polled, Linux 5.14+ wakes its pollers on every write: the script's one-line writes cost it
+    about a fifth more CPU (docs/benchmarks.md). A widened pipe is read on a schedule instead, and still relays all."""
+    flood = ("--", "flood", str(16 << 20))
+    use = _selector_use(tmp_path, widen=True, script=flood)
+    assert use["pipes polled"] == 0
+    assert use["gathering waits"] > 0  # the flood was read in gathered pieces
+    run_dir = next((tmp_path / "home" / "runs").iterdir())
+    assert (run_dir / "log.txt").stat().st_size >= 16 << 20
+
+
+@pytest.mark.parametrize(
+    ("relayed", "waited", "next_wait"),
+    [(1 << 20, 0.002, 0.0), (1 << 16, 0.05, 0.0), (100, 0.05, 0.002), (0, 0.0, 0.002), (0, 0.002, 0.004), (0, 0.032, 0.05)],
+)
+def test_unpolled_pipes_are_read_again_at_once_after_a_flood_soon_after_a_line_and_backing_off_when_quiet(
+    relayed: int, waited: float, next_wait: float
+) -> None:
+    assert read_unpolled_again(relayed, 1 << 16, waited) == next_wait
+
+
+def _selector_use(tmp_path: Path, widen: bool, script: tuple[str, ...]) -> dict[str, int]:
     home = Home(tmp_path)
-    flood = ("tune", str(SIMULATOR), "--mode", "op", "--force", "--", "flood", str(16 << 20))
-    done = subprocess.run([sys.executable, "-c", UNWIDENED, *flood], env=home.env, capture_output=True, timeout=120)
+    command = ("tune", str(SIMULATOR), "--mode", "op", "--force", *script)
+    done = subprocess.run(
+        [sys.executable, "-c", SELECTOR_USE, "widen" if widen else "keep", *command],
+        env=home.env,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    pauses = json.loads(done.stderr.splitlines()[-1])["pauses"]
-    assert pauses == 0  # the rule before paused after 90-250 of the 256 or more reads of these 16 MiB
+    return json.loads(done.stderr.splitlines()[-1])
 
 
-UNWIDENED = """
-import json, sys, time, atexit
+SELECTOR_USE = """
+import atexit, io, json, selectors, sys
 from aoe_runner.tune import supervisor
-supervisor._F_SETPIPE_SZ = None  # as where a pipe cannot be widened
-pauses = []
-real_sleep = time.sleep
-supervisor.time.sleep = lambda seconds: (pauses.append(seconds), real_sleep(seconds))
-atexit.register(lambda: print(json.dumps({"pauses": len(pauses)}), file=sys.__stderr__, flush=True))
+if sys.argv.pop(1) == "keep":
+    supervisor._F_SETPIPE_SZ = None  # as where a pipe cannot be widened
+use = {"pipes polled": 0, "gathering waits": 0}
+register, select = selectors.DefaultSelector.register, selectors.DefaultSelector.select
+def counted_register(self, fileobj, events, data=None):
+    use["pipes polled"] += isinstance(fileobj, io.BufferedReader)  # the script's stdout and stderr, not our own fds
+    return register(self, fileobj, events, data)
+def counted_select(self, timeout=None):
+    use["gathering waits"] += timeout == supervisor.BATCH_WAIT_S
+    return select(self, timeout)
+selectors.DefaultSelector.register, selectors.DefaultSelector.select = counted_register, counted_select
+atexit.register(lambda: print(json.dumps(use), file=sys.__stderr__, flush=True))
 sys.argv = ["aoe-runner", *sys.argv[1:]]
 from aoe_runner.__main__ import main
 sys.exit(main())
