@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from aoe_runner.errors import UsageError
 from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
-from aoe_runner.tune.markers import MarkerScanner
+from aoe_runner.tune.markers import HINTS, MARKERS, MarkerScanner
 from aoe_runner.tune.request import parse_duration
 from aoe_runner.tune.supervisor import gather_below, read_unpolled_again
 from aoe_runner.tune.watch import ResultWatcher
@@ -75,6 +75,25 @@ def test_markers_are_named_in_the_order_the_output_has_them(cuts: list[int]) -> 
 
     assert [marker.kind for marker in scanner.seen] == ["tuning_finished", "operator_finished", "tuning_on"]
     assert named == ["tuning_finished", "operator_finished", "tuning_on"]
+
+
+_PIECES = [pattern for _, pattern in MARKERS] + [pattern[:9] for _, pattern in MARKERS] + [b"\n", b"step 1 ", b"graph"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30), st.lists(st.integers(min_value=0, max_value=1_500), max_size=8))
+def test_markers_are_counted_as_a_whole_text_count_would_whatever_the_cuts(pieces: list[bytes], cuts: list[int]) -> None:
+    """Chunks without any of HINTS are skipped without counting: that must never lose a marker, cut or whole."""
+    assert all(any(hint in pattern for hint in HINTS) for _, pattern in MARKERS)
+    text = b"".join(pieces)
+    scanner = MarkerScanner()
+    edges = [0, *sorted(min(cut, len(text)) for cut in cuts), len(text)]
+    for start, end in zip(edges, edges[1:], strict=False):
+        scanner.feed(text[start:end])
+    expected: dict[str, int] = {}
+    for kind, pattern in MARKERS:
+        if count := text.count(pattern):
+            expected[kind] = expected.get(kind, 0) + count
+    assert {marker.kind: marker.count for marker in scanner.seen} == expected
 
 
 def test_runs_show_lists_markers_in_the_order_of_a_run_whatever_order_they_arrived_in(tmp_path: Path) -> None:
