@@ -168,7 +168,7 @@ def validate(
 ) -> int:
     """Check raw result files against the JSON Schema of AOE's format; print each error with its JSON path."""
     from aoe_runner.render.validate_report import FileCheck, render_validation
-    from aoe_runner.results import find_result_files
+    from aoe_runner.results.files import find_result_files
     from aoe_runner.validation import validate_file
 
     chosen = choose_format(output_format, as_json, (TABLE, JSON, CSV))

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from aoe_runner.errors import InputError
 from aoe_runner.lifeline import die_with
 from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, FileRow
-from aoe_runner.results.loader import find_result_files, parse_result_file, read_with_status
+from aoe_runner.results.files import find_result_files, read_with_status
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -196,11 +196,17 @@ def _merge_chunk(paths: list[str], cache: ReportCache | None) -> ChunkResult:
     return state, loaded, errors, stamps
 
 
+def _parse(where: str, data: bytes, mtime: float) -> ParsedFile:
+    from aoe_runner.results.loader import parse_result_file  # the normaliser and pydantic: only for a file not cached
+
+    return parse_result_file(where, data, mtime)
+
+
 def _load(where: str, cache: ReportCache | None) -> tuple[ParsedFile, Stamp | None]:
     """A file's parsed state (from the cache when it still holds) and its stamp (None when it is not cached)."""
     if cache is None:
         data, info = read_with_status(where)
-        return parse_result_file(where, data, info.st_mtime), None
+        return _parse(where, data, info.st_mtime), None
     from aoe_runner.results.cache import Stamp
 
     try:
@@ -212,7 +218,7 @@ def _load(where: str, cache: ReportCache | None) -> tuple[ParsedFile, Stamp | No
         if hit is not None:
             return hit
     data, info = read_with_status(where)
-    parsed = parse_result_file(where, data, info.st_mtime)
+    parsed = _parse(where, data, info.st_mtime)
     if not parsed.cacheable:
         return parsed, None
     stamp = Stamp.of_read(where, info, data)

@@ -61,9 +61,11 @@ def _offending(loaded: set[str], never: list[str]) -> list[str]:
 @pytest.mark.parametrize("repeat", ["first report", "second report (from the cache)"])
 def test_report_as_json_on_a_small_input_loads_no_module_it_does_not_need(tmp_path: Path, repeat: str) -> None:
     arguments = ("report", str(SAMPLES), "--format", "json")
+    never = NEVER_FOR_REPORT + NEVER_FOR_JSON
     if repeat.startswith("second"):
         _loaded(tmp_path, *arguments)
-    assert _offending(_loaded(tmp_path, *arguments), NEVER_FOR_REPORT + NEVER_FOR_JSON) == []
+        never += ["pydantic", "aoe_runner.results.model", "aoe_runner.results.loader"]  # every file is in the cache
+    assert _offending(_loaded(tmp_path, *arguments), never) == []
 
 
 def test_report_as_a_table_on_a_small_input_loads_no_module_it_does_not_need(tmp_path: Path) -> None:

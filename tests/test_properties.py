@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aoe_runner.errors import InputError
-from aoe_runner.results import ResultFile, load_result_file
+from aoe_runner.results.loader import load_result_file
+from aoe_runner.results.model import ResultFile
 from aoe_runner.results.normalize import normalize
 from aoe_runner.results.raw import decode
 from aoe_runner.summary import summarize

@@ -3,7 +3,7 @@ from __future__ import annotations
 import gc
 
 from aoe_runner.reporting import Loaded, merge_files, summarize_paths
-from aoe_runner.results import find_result_files
+from aoe_runner.results.files import find_result_files
 from tests.conftest import DATA, SAMPLES
 
 

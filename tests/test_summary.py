@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from aoe_runner.reporting import summarize_paths
-from aoe_runner.results import load_result_file
+from aoe_runner.results.loader import load_result_file
 from aoe_runner.summary import summarize
 from tests.conftest import DATA, SAMPLES
 

@@ -1,33 +1,5 @@
-"""Reading AOE result files: the normalised model and the tolerant loader."""
+"""Reading AOE result files: the normalised model (`model`), the tolerant loader (`loader`), the fast path (`parsed`).
 
-from aoe_runner.results.loader import find_result_files, load_all, load_result_file
-from aoe_runner.results.model import (
-    BasicInfo,
-    ModelTimes,
-    OpatSection,
-    OperatorChange,
-    Report,
-    RepoSummary,
-    ResultFile,
-    SgatSection,
-    SubgraphChange,
-    TuningStatus,
-    UpdateMode,
-)
-
-__all__ = [
-    "BasicInfo",
-    "ModelTimes",
-    "OpatSection",
-    "OperatorChange",
-    "Report",
-    "RepoSummary",
-    "ResultFile",
-    "SgatSection",
-    "SubgraphChange",
-    "TuningStatus",
-    "UpdateMode",
-    "find_result_files",
-    "load_all",
-    "load_result_file",
-]
+Nothing is imported here: `report` reads through `parsed` and its cache, and must not pay for pydantic (`model`),
+which importing a submodule would otherwise load through this package.
+"""

@@ -1,26 +1,20 @@
-"""Find result files from the paths a user gives, and load each into the normalised model."""
+"""Load result files into the normalised model, or into columns for report (finding them: `files`)."""
 
 from __future__ import annotations
 
-import glob
 import os
-import stat
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
 from aoe_runner.errors import InputError
-from aoe_runner.results.legacy import FILE_GLOB as LEGACY_FILE_GLOB
+from aoe_runner.results.files import read_regular_file
 from aoe_runner.results.model import ResultFile
 from aoe_runner.results.normalize import normalize
 from aoe_runner.results.parsed import ParsedFile, from_result_file, from_typed
 from aoe_runner.results.raw import RawDocument, decode
 from aoe_runner.results.text import BOM
 from aoe_runner.results.typed import NotTyped, decode_document, report_operators, without_operators
-
-RESULT_FILE_GLOB = "aoe_result_*.json"
-RESULT_FILE_GLOBS = (RESULT_FILE_GLOB, LEGACY_FILE_GLOB)  # what a directory search finds: AOE's and legacy Auto Tune's
-_GLOB_CHARACTERS = frozenset("*?[")
 
 
 def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
@@ -30,25 +24,6 @@ def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
     result_file = normalize(decode(data, where), where, os.path.basename(where))
     result_file.modified = _moment(mtime)
     return result_file
-
-
-def read_regular_file(where: str) -> tuple[bytes, float]:
-    """A file's bytes and mtime; InputError for anything but a regular file (a FIFO would block forever)."""
-    data, info = read_with_status(where)
-    return data, info.st_mtime
-
-
-def read_with_status(where: str) -> tuple[bytes, os.stat_result]:
-    """A file's bytes and its status as it was opened; InputError for anything but a regular file."""
-    try:
-        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with open(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
-            return handle.read(), info
-    except OSError as error:
-        raise InputError(where, f"cannot read: {error.strerror or error}") from None
 
 
 def parse_result_file(where: str, data: bytes, mtime: float) -> ParsedFile:
@@ -80,22 +55,6 @@ def _moment(timestamp: float) -> datetime | None:
         return None
 
 
-def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputError]]:
-    """Expand files, directories (searched recursively) and glob patterns, in a stable order.
-
-    Every argument that names nothing usable becomes an InputError; the others still count.
-    """
-    found: dict[Path, None] = {}
-    errors: list[InputError] = []
-    for argument in arguments:
-        try:
-            for path in _expand(argument):
-                found.setdefault(path, None)
-        except InputError as error:
-            errors.append(error)
-    return list(found), errors
-
-
 def load_all(paths: Iterable[Path]) -> Iterator[ResultFile | InputError]:
     """Load files one at a time, so memory holds one file however many there are."""
     for path in paths:
@@ -103,29 +62,3 @@ def load_all(paths: Iterable[Path]) -> Iterator[ResultFile | InputError]:
             yield load_result_file(path)
         except InputError as error:
             yield error
-
-
-def _expand(argument: str) -> list[Path]:
-    path = Path(argument)
-    if path.is_dir():
-        return _search_directory(path)
-    if path.exists():
-        return [path]
-    if _GLOB_CHARACTERS & set(argument):
-        matches = sorted(glob.glob(argument, recursive=True))
-        if not matches:
-            raise InputError(argument, "no files match this pattern")
-        return [found for match in matches for found in _expand_match(Path(match))]
-    raise InputError(argument, "no such file or directory")
-
-
-def _expand_match(path: Path) -> list[Path]:
-    return _search_directory(path) if path.is_dir() else [path]
-
-
-def _search_directory(directory: Path) -> list[Path]:
-    prefixes = tuple(pattern.removesuffix("*.json") for pattern in RESULT_FILE_GLOBS)
-    files = sorted(p for p in directory.rglob("*_result_*.json") if p.name.startswith(prefixes) and p.is_file())  # one walk
-    if not files:
-        raise InputError(str(directory), f"no {' or '.join(RESULT_FILE_GLOBS)} files in this directory or below it")
-    return files

@@ -9,12 +9,14 @@ instead, so both ways give the same records and the same warnings (a test compar
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from aoe_runner.results.model import Report, ResultFile
 from aoe_runner.results.report_facts import REPO_FIELDS, ReportFacts, time_key, timestamp_of
+
+if TYPE_CHECKING:  # a report served whole from the cache never loads pydantic
+    from aoe_runner.results.model import Report, ResultFile
 
 _TIME_LIMIT: Final = 1e300  # the normaliser's bound for a time taken as it is
 _ABSOLUTE_TOLERANCE: Final = 0.06  # figures.speedup_figure_matches, inlined in the hot loop

@@ -20,7 +20,7 @@ _HEAD = b'{"report_20260101000000000_1": [{"basic": {"tuning_name": "a", "tuning
 _PROBE = """
 import re, sys
 from aoe_runner.errors import InputError
-from aoe_runner.results import load_result_file
+from aoe_runner.results.loader import load_result_file
 
 def peak_rss():
     with open("/proc/self/status") as status:

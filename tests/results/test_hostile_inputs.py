@@ -13,7 +13,7 @@ import pytest
 
 from aoe_runner.errors import ExitCode, InputError
 from aoe_runner.reporting import summarize_paths
-from aoe_runner.results import load_result_file
+from aoe_runner.results.loader import load_result_file
 from aoe_runner.results.normalize import normalize
 from aoe_runner.results.raw import decode
 from aoe_runner.summary import summarize

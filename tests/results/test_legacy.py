@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from aoe_runner.cli import main
 from aoe_runner.errors import ExitCode
 from aoe_runner.reporting import diff_paths, summarize_paths
-from aoe_runner.results import find_result_files, load_result_file
+from aoe_runner.results.files import find_result_files
 from aoe_runner.results.legacy import members_of
+from aoe_runner.results.loader import load_result_file
 from aoe_runner.validation import validate_file
 from tests.conftest import DATA, SAMPLES
 from tests.results.test_fuzz import FIXTURES, TOKENS

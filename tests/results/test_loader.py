@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from aoe_runner.errors import InputError
-from aoe_runner.results import find_result_files, load_all, load_result_file
+from aoe_runner.results.files import find_result_files
+from aoe_runner.results.loader import load_all, load_result_file
 from tests.conftest import SAMPLES
 
 

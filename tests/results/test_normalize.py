@@ -7,8 +7,9 @@ from datetime import datetime
 import pytest
 
 from aoe_runner.errors import InputError
-from aoe_runner.results import TuningStatus, UpdateMode, load_result_file
 from aoe_runner.results.figures import improvement_disagreement
+from aoe_runner.results.loader import load_result_file
+from aoe_runner.results.model import TuningStatus, UpdateMode
 from tests.conftest import DATA, SAMPLES
 
 

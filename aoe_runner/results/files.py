@@ -1,0 +1,81 @@
+"""Find result files from the paths a user gives, and read one as it was opened (regular files only).
+
+Kept apart from the loader, so that finding and reading files (all a report served from its cache needs) does not
+import the normaliser and pydantic.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from aoe_runner.errors import InputError
+
+RESULT_FILE_GLOB = "aoe_result_*.json"
+LEGACY_FILE_GLOB = "tune_result_*.json"  # legacy Auto Tune's
+RESULT_FILE_GLOBS = (RESULT_FILE_GLOB, LEGACY_FILE_GLOB)  # what a directory search finds
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+def read_regular_file(where: str) -> tuple[bytes, float]:
+    """A file's bytes and mtime; InputError for anything but a regular file (a FIFO would block forever)."""
+    data, info = read_with_status(where)
+    return data, info.st_mtime
+
+
+def read_with_status(where: str) -> tuple[bytes, os.stat_result]:
+    """A file's bytes and its status as it was opened; InputError for anything but a regular file."""
+    try:
+        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
+            return handle.read(), info
+    except OSError as error:
+        raise InputError(where, f"cannot read: {error.strerror or error}") from None
+
+
+def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputError]]:
+    """Expand files, directories (searched recursively) and glob patterns, in a stable order.
+
+    Every argument that names nothing usable becomes an InputError; the others still count.
+    """
+    found: dict[Path, None] = {}
+    errors: list[InputError] = []
+    for argument in arguments:
+        try:
+            for path in _expand(argument):
+                found.setdefault(path, None)
+        except InputError as error:
+            errors.append(error)
+    return list(found), errors
+
+
+def _expand(argument: str) -> list[Path]:
+    path = Path(argument)
+    if path.is_dir():
+        return _search_directory(path)
+    if path.exists():
+        return [path]
+    if _GLOB_CHARACTERS & set(argument):
+        matches = sorted(glob.glob(argument, recursive=True))
+        if not matches:
+            raise InputError(argument, "no files match this pattern")
+        return [found for match in matches for found in _expand_match(Path(match))]
+    raise InputError(argument, "no such file or directory")
+
+
+def _expand_match(path: Path) -> list[Path]:
+    return _search_directory(path) if path.is_dir() else [path]
+
+
+def _search_directory(directory: Path) -> list[Path]:
+    prefixes = tuple(pattern.removesuffix("*.json") for pattern in RESULT_FILE_GLOBS)
+    files = sorted(p for p in directory.rglob("*_result_*.json") if p.name.startswith(prefixes) and p.is_file())  # one walk
+    if not files:
+        raise InputError(str(directory), f"no {' or '.join(RESULT_FILE_GLOBS)} files in this directory or below it")
+    return files
