@@ -18,6 +18,7 @@ from collections import deque
 from types import TracebackType
 
 DEFAULT_LIMIT = 4 << 20
+WRITE_PIECE = 1 << 16  # a blocking write returns only when all of it is in: pieces let a close count what was shown
 DRAIN_AT_EXIT_S = 2.0  # at the end, how long a slow reader gets to take what is still queued
 
 
@@ -87,19 +88,25 @@ class TerminalWriter:
                 if not self._chunks:
                     return
                 chunk = self._chunks[0]
-            try:
-                _write_all(self.fd, chunk)
-            except OSError as error:
+            view = memoryview(chunk)
+            while view:
+                try:
+                    written = os.write(self.fd, view[:WRITE_PIECE])
+                except OSError as error:
+                    with self._condition:
+                        self.error = error.strerror or str(error)
+                        self.dropped_bytes += self._waiting
+                        self._chunks.clear()
+                        self._waiting = 0
+                    return
+                view = view[written:]
                 with self._condition:
-                    self.error = error.strerror or str(error)
-                    self.dropped_bytes += self._waiting
-                    self._chunks.clear()
-                    self._waiting = 0
-                return
+                    if not (self._chunks and self._chunks[0] is chunk):
+                        return  # closed meanwhile: what was not written is counted as dropped
+                    self._waiting -= written  # so that a close now counts only what was not written
             with self._condition:
                 if self._chunks and self._chunks[0] is chunk:
                     self._chunks.popleft()
-                    self._waiting -= len(chunk)
 
 
 class TerminalOutput:
@@ -146,12 +153,6 @@ class _RawFront(io.RawIOBase):
     def write(self, data: bytes) -> int:  # type: ignore[override]
         self._writer.write(bytes(data))
         return len(data)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _same_file(first: int, second: int) -> bool:

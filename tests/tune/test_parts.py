@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ from aoe_runner.errors import UsageError
 from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.tune.markers import HINTS, MARKERS, MarkerScanner
+from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.request import parse_duration
 from aoe_runner.tune.supervisor import gather_below, read_unpolled_again
 from aoe_runner.tune.watch import ResultWatcher
@@ -267,3 +269,19 @@ def test_a_script_whose_name_is_not_utf8_is_run_recorded_listed_and_found(tmp_pa
     listed = aoe_runner(home, "runs", "list", "--script", str(script))
     assert listed.returncode == 0 and "tr\\udcffain.py" in listed.stdout  # shown escaped, found by the name as given
     assert home.only_manifest()["script"] == str(script)  # the record keeps the exact name
+
+
+def test_a_terminal_writer_counts_as_dropped_only_what_never_reached_the_reader_pipe() -> None:
+    """A chunk that the reader's pipe took in part was counted whole as not shown ('30000060 bytes were not shown'
+    when the reader had 65536 of them)."""
+    read_end, write_end = os.pipe()
+    try:
+        capacity = fcntl.fcntl(write_end, 1032)  # F_GETPIPE_SZ: what the pipe takes before a write blocks
+        writer = TerminalWriter(write_end, "stdout")
+        assert writer.write(b"x" * (1 << 20))
+        writer.close(wait_s=0.5)  # nobody reads: the pipe fills and the write blocks
+        assert writer.dropped_bytes == (1 << 20) - capacity
+        assert len(os.read(read_end, 1 << 21)) == capacity  # what was counted as shown is there to read
+    finally:
+        os.close(read_end)
+        os.close(write_end)
