@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 from aoe_runner.results.figures import number
-from aoe_runner.results.files import LEGACY_FILE_GLOB
 from aoe_runner.results.model import LegacyOperator, LegacySection, Report, RepoSummary, ResultFile, UpdateMode
 from aoe_runner.results.raw import RawDocument
 from aoe_runner.results.tally import Tally
@@ -26,7 +25,6 @@ from aoe_runner.results.text import short_repr, shortened
 _LABEL = "legacy Auto Tune file"  # how its warnings begin
 
 LAYOUT = "legacy_auto_tune"
-FILE_GLOB = LEGACY_FILE_GLOB
 ENTRY_KEYS = ("result_data", "status_data", "ticks_best")
 _FILE_NAME = re.compile(r"^tune_result_(\d{8})_(\d{6})(\d{1,3})?_pid(\d+)\.json$")
 _FLAGS = {"bank_append": "add", "bank_hit": "hit", "bank_reserved": "reserved", "bank_update": "update"}

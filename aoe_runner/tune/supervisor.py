@@ -141,7 +141,7 @@ class Supervisor:
         assert process.stdout is not None and process.stderr is not None
         open_pipes: dict[object, TerminalWriter | None] = {process.stdout: self.streams.out, process.stderr: self.streams.err}
         gather = min(gather_below(_widen(pipe.fileno())) for pipe in (process.stdout, process.stderr))
-        unpolled = gather > 0  # see read_unpolled
+        unpolled = gather > 0  # read on a schedule, never polled: see read_unpolled_again
         selector = selectors.DefaultSelector()
         for pipe, writer in open_pipes.items():
             if unpolled:
