@@ -44,11 +44,16 @@ NEVER_FOR_JSON = [
 ]
 
 
-def _loaded(tmp_path: Path, *arguments: str, codes: tuple[int, ...] = (0,)) -> set[str]:
+def _fresh_python(tmp_path: Path, program: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`program` in a fresh interpreter with its own aoe-runner home, as a user's command starts."""
     env = {"AOE_RUNNER_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", LOADED_MODULES, *arguments], capture_output=True, text=True, cwd=ROOT, env=env, check=True
+    return subprocess.run(
+        [sys.executable, "-c", program, *arguments], capture_output=True, text=True, cwd=ROOT, env=env, check=True
     )
+
+
+def _loaded(tmp_path: Path, *arguments: str, codes: tuple[int, ...] = (0,)) -> set[str]:
+    done = _fresh_python(tmp_path, LOADED_MODULES, *arguments)
     result = json.loads(done.stdout)
     assert result["code"] in codes, done.stderr
     return set(result["modules"])
@@ -118,8 +123,5 @@ sys.exit(code)
 def test_a_command_leaves_the_collector_nothing_to_walk_at_exit(tmp_path: Path, arguments: tuple[str, ...]) -> None:
     """The interpreter's last collections would walk every object of the loaded modules (about 25 ms of each
     command): main() freezes them as the process exits, after the other exit handlers, and not before."""
-    env = {"AOE_RUNNER_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", FROZEN_AT_EXIT, *arguments], capture_output=True, text=True, cwd=ROOT, env=env, check=True
-    )
+    done = _fresh_python(tmp_path, FROZEN_AT_EXIT, *arguments)
     assert done.stdout.splitlines()[-2:] == ["before exit False", "at exit True"], done.stderr
