@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from aoe_runner import __version__
+from aoe_runner import __version__, collector
 from aoe_runner._click import AoeTyper, click_exceptions, command_tree
 from aoe_runner.cli_options import (
     CSV,
@@ -73,6 +73,7 @@ def _root(
 
 
 @app.command()
+@collector.paused_throughout  # many objects, no cycles: see collector.py
 def report(
     paths: Annotated[
         list[str] | None,

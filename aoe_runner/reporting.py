@@ -10,19 +10,18 @@ same whatever the split and whatever came from the cache (tests check both).
 
 from __future__ import annotations
 
-import gc
 import marshal
 import os
 import signal
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aoe_runner import collector
 from aoe_runner.errors import InputError
 from aoe_runner.lifeline import die_with
 from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, FileRow
@@ -53,7 +52,7 @@ class Loaded:
     @cached_property
     def data(self) -> dict[str, Any]:
         """The summary as plain data (what `--format json` writes)."""
-        with _paused_gc():  # tens of thousands of entry dicts, no cycles: a collection would only walk them
+        with collector.paused():  # tens of thousands of entry dicts, no cycles: a collection would only walk them
             return self.state.summary_data(self.min_gain_pct)
 
     @cached_property
@@ -107,7 +106,7 @@ def merge_files(
 ) -> tuple[BankState, int, list[InputError]]:
     """Load and merge files, in this process or across `workers` processes (None: by size and CPUs), reading and
     filling `cache` when given; errors keep the paths' order."""
-    with _paused_gc():
+    with collector.paused():
         return _merge_files(paths, workers, cache)
 
 
@@ -182,7 +181,7 @@ def _merge_chunk_in_worker(
 
 def _merge_chunk(paths: list[str], cache: ReportCache | None) -> ChunkResult:
     state, loaded, errors, stamps = BankState(), 0, [], []
-    with _paused_gc():  # in a worker too
+    with collector.paused():  # in a worker too
         for where in paths:
             try:
                 parsed, stamp = _load(where, cache)
@@ -224,18 +223,6 @@ def _load(where: str, cache: ReportCache | None) -> tuple[ParsedFile, Stamp | No
     stamp = Stamp.of_read(where, info, data)
     cache.put_file(stamp, info, parsed)
     return parsed, stamp
-
-
-@contextmanager
-def _paused_gc() -> Iterator[None]:
-    """Decoded JSON, and a summary, make many objects and no reference cycles: collecting them only costs time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _regular_statuses(wheres: list[str]) -> dict[str, os.stat_result]:
