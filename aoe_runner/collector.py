@@ -4,7 +4,8 @@ Decoded JSON, merged bank entries and summaries are trees: reference counting fr
 walks them. While the collector is off, everything made is counted as young; switching it back on while those
 objects are still alive makes the next allocation start a collection that walks all of them (25-30 ms each, twice
 per `report` of 30,000 entries). `paused_throughout` switches it back on only after the function has returned and
-its locals are gone, when the count has fallen with them.
+its locals are gone, when the count has fallen with them (when it raises, its frame lives on in the traceback: the
+one collection that may then walk it costs time, never correctness).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def paused() -> Iterator[None]:
 
 
 def paused_throughout(function: Callable[P, R]) -> Callable[P, R]:
-    """`function` runs with no collections, and the collector is back as it was once its frame is gone."""
+    """`function` runs with no collections, and the collector is back as it was once it has returned."""
 
     @functools.wraps(function)
     def without_collections(*args: P.args, **kwargs: P.kwargs) -> R:

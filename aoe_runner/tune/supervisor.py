@@ -212,7 +212,7 @@ class Supervisor:
 
     def _relay(self, pipe: object, writer: TerminalWriter | None) -> int | None:
         """Copy what the pipe has to the terminal writer and the log: the number of bytes, 0 at end of file (or when
-        the pipe cannot be read), None when a non-blocking pipe has nothing yet."""
+        the pipe cannot be read), None when the pipe has nothing yet (both pipes are non-blocking)."""
         try:
             data = take_available(pipe.fileno())  # type: ignore[attr-defined]
         except BlockingIOError:
