@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
-from aoe_runner.results.parsed import Columns, ParsedFile
+from aoe_runner.results.parsed import Columns, ParsedFile, types_of
 from aoe_runner.results.report_facts import ReportFacts, moment_of
 
 CONFLICT_TOLERANCE: Final = 0.02  # summary.CONFLICT_TOLERANCE
@@ -205,6 +205,58 @@ class Table:
                 entry.fastest_position = position
                 entry.fastest_after = after
 
+    def merge_typed(self, operator_lists: list[list[Any]], sources: list[Source], strings: dict[object, Any], start: int) -> None:
+        """merge() for a typed file's checked records (parsed.from_typed), read from the decoded structs as they are:
+        the same entries and positions as merging them in columns (`start` is the columns' length)."""
+        first = self.first
+        intern = strings.setdefault
+        position = start
+        for number in range(len(operator_lists)):
+            source = sources[number]
+            for record in operator_lists[number]:
+                key: str = record.op_name
+                op_type: object = record.op_type
+                types: object = op_type if isinstance(op_type, str) else types_of(op_type)  # type: ignore[arg-type]
+                performances: dict[str, Any] = record.tune_performance
+                for mode, perf in performances.items():
+                    after: float = perf.after
+                    entry = first.get(key)
+                    if entry is None or entry.types != types or entry.mode != mode:
+                        entry = self.find(key, types, mode)
+                        if entry is None:
+                            update = perf.update_mode == "update"
+                            entry = Entry(
+                                key,
+                                intern(types, types),
+                                intern(mode, mode),
+                                source,
+                                position,
+                                perf.before,
+                                after,
+                                update,
+                                perf.improvement,
+                            )
+                            self.insert(entry)
+                            position += 1
+                            continue
+                    entry.tuned += 1
+                    held = entry.latest
+                    if held is source or source.later_than(held):
+                        entry.latest = source
+                        entry.latest_position = position
+                        entry.before = perf.before
+                        entry.after = after
+                        entry.update = perf.update_mode == "update"
+                        entry.raw = perf.improvement
+                    fastest_after = entry.fastest_after
+                    if after < fastest_after or (
+                        after == fastest_after and _earlier(source, position, entry.fastest, entry.fastest_position)
+                    ):
+                        entry.fastest = source
+                        entry.fastest_position = position
+                        entry.fastest_after = after
+                    position += 1
+
     def absorb(self, other: Table) -> None:
         for entry in other.entries:
             mine = self.find(entry.key, entry.types, entry.mode)
@@ -316,6 +368,8 @@ class BankState:
         for facts, source in zip(parsed.reports, sources, strict=True):
             self._add_facts(facts, source)
         self.operators.merge(parsed.operators, sources, self.strings)
+        if parsed.typed:
+            self.operators.merge_typed(parsed.typed, sources, self.strings, len(parsed.operators))
         self.subgraphs.merge(parsed.subgraphs, sources, self.strings)
         for number, section in parsed.legacy:
             self._legacy().add(section, sources[number].legacy_context())

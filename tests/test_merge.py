@@ -93,7 +93,7 @@ def _random_document(rng: random.Random, names: list[str], odd: float) -> dict[s
             performance = {"performance_before_tune(us)": before, "performance_after_tune(us)": after}
             if figure is not None:
                 performance["performance_improvement"] = figure  # type: ignore[assignment]
-            performance["update_mode"] = rng.choice(["add", "update", "other"])  # type: ignore[assignment]
+            performance["update_mode"] = rng.choice(["add", "update", "other"] if odd else ["add", "update"])  # type: ignore[assignment]
             op_type: object = rng.choice(["MatMulV2", ["MatMulV2"], ["Mul", "Sigmoid"], None])
             operators.append({"op_name": rng.choice(names), "op_type": op_type, "tune_performance": {mode: performance}})
         key = f"report_2026031{rng.randint(0, 2)}0{rng.randint(0, 9)}0000{report}{rng.randint(0, 9)}_{rng.randint(1, 99)}"
@@ -117,6 +117,24 @@ def test_random_corpora_give_the_reference_json(tmp_path: Path, seed: int) -> No
     assert _engine(paths) == _reference(paths)
     split, _, _ = merge_files(paths, workers=2)
     assert dump_json(split.summary()) == _reference(paths)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_typed_records_merge_as_their_cached_columns_do(tmp_path: Path, seed: int) -> None:
+    """merge_typed (a file just parsed) and merge (the same file read back from the cache, in columns) leave the same
+    state: every entry's latest and fastest result, its count and the positions that break ties."""
+    rng = random.Random(seed)
+    names = [f"net/layer_{n}/op" for n in range(6)]
+    fresh, cached = BankState(), BankState()
+    for number in range(4):
+        path = tmp_path / f"aoe_result_opat_2026031{number % 2}120000000_{number}.json"
+        path.write_text(json.dumps(_random_document(rng, names, 0.0)), encoding="utf-8")
+        data, mtime = read_regular_file(str(path))
+        parsed = parse_result_file(str(path), data, mtime)
+        assert parsed.typed and not parsed.operators
+        fresh.add(parsed)
+        cached.add(ParsedFile.from_bytes(parsed.to_bytes()))
+    assert fresh.to_wire() == cached.to_wire() and len(fresh.operators) > 1
 
 
 def test_a_state_read_back_from_bytes_gives_the_same_summary() -> None:
@@ -144,4 +162,6 @@ def test_a_plain_training_file_takes_the_typed_path(tmp_path: Path, monkeypatch:
         raise AssertionError("the generic decoder was used")
 
     monkeypatch.setattr("aoe_runner.results.loader.decode", no_generic_decode)
-    assert len(parse_result_file(str(path), data, mtime).operators) > 0
+    parsed = parse_result_file(str(path), data, mtime)
+    assert sum(map(len, parsed.typed)) > 0 and len(parsed.operators) == 0
+    assert len(parsed.operator_columns()) == sum(len(record.tune_performance) for records in parsed.typed for record in records)

@@ -1,10 +1,11 @@
 """One result file reduced to what the bank merge needs: per-report facts and every kept record in columns.
 
 A `ParsedFile` is what `report` keeps per file (and caches): it is built either by the normaliser (every
-variant) or, for the common current-format training file, straight from the typed msgspec structs, whose
-operator records are validated and copied into columns without building an `OperatorChange` for each. A
-typed file with any operator record the normaliser would skip or warn about is parsed by the normaliser
-instead, so both ways give the same records and the same warnings (a test compares them on every fixture).
+variant), its records in columns, or, for the common current-format training file, from the typed msgspec
+structs, whose operator records are checked here and then merged as they are (merge.Table.merge_typed), with
+no `OperatorChange` or column entry made for each; the cache stores them in columns. A typed file with any
+operator record the normaliser would skip or warn about is parsed by the normaliser instead, so both ways give
+the same records and the same warnings (a test compares them on every fixture).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class Columns:
 class ParsedFile:
     """One result file's contribution to a bank summary; `legacy` holds legacy Auto Tune sections (never cached)."""
 
-    __slots__ = ("path", "layout", "partial", "warnings", "reports", "operators", "subgraphs", "legacy")
+    __slots__ = ("path", "layout", "partial", "warnings", "reports", "operators", "subgraphs", "legacy", "typed")
 
     def __init__(self, path: str, layout: str, partial: bool, warnings: list[str], reports: list[ReportFacts]) -> None:
         self.path = path
@@ -80,6 +81,7 @@ class ParsedFile:
         self.operators = Columns()
         self.subgraphs = Columns()
         self.legacy: list[tuple[int, Any]] = []  # (report index in `reports`, LegacySection)
+        self.typed: list[list[Any]] = []  # a typed file's checked operator records (typed.TypedOperator), per report
 
     @property
     def cacheable(self) -> bool:
@@ -87,7 +89,18 @@ class ParsedFile:
 
     def to_bytes(self) -> bytes:
         head = [FORMAT_VERSION, self.path, self.layout, self.partial, self.warnings, self.reports]
-        return _ENCODER.encode([head, self.operators.to_wire(), self.subgraphs.to_wire()])
+        return _ENCODER.encode([head, self.operator_columns().to_wire(), self.subgraphs.to_wire()])
+
+    def operator_columns(self) -> Columns:
+        """Every operator record in columns, the typed ones after the normaliser's, as the merge takes them."""
+        if not self.typed:
+            return self.operators
+        columns = Columns()
+        for mine, theirs in zip(columns.to_wire(), self.operators.to_wire(), strict=True):
+            mine.extend(theirs)
+        for number, records in enumerate(self.typed):
+            _append_typed(columns, records, number)
+        return columns
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ParsedFile:
@@ -141,24 +154,19 @@ def from_result_file(result_file: ResultFile) -> ParsedFile:
 def from_typed(result_file: ResultFile, operator_lists: list[list[Any]]) -> ParsedFile | None:
     """A typed file: `result_file` is the normaliser's model of it without operator records, `operator_lists` the
     typed records of each of its reports. None when a record needs the normaliser (a warning, a skip, a fix-up)."""
-    parsed = from_result_file(result_file)
-    columns = parsed.operators
-    for number, records in enumerate(operator_lists):
-        if records and not _append_typed(columns, records, number):
+    for records in operator_lists:
+        if records and not _plain(records):
             return None
+    parsed = from_result_file(result_file)
+    parsed.typed = operator_lists
     return parsed
 
 
-def _append_typed(columns: Columns, records: list[Any], report: int) -> bool:
-    """The hot loop: copy plain records into columns; False at the first one the fast path cannot take as it is."""
-    keys, types_column, modes, befores, afters = columns.keys, columns.types, columns.modes, columns.before, columns.after
-    updates, raws, reports = columns.update, columns.raw, columns.report
+def _plain(records: list[Any]) -> bool:
+    """Does every record hold times the normaliser takes as they are, and an improvement figure that agrees?"""
     for record in records:
-        name: str = record.op_name
-        op_type: object = record.op_type
-        types: object = op_type if isinstance(op_type, str) else _types(op_type)  # type: ignore[arg-type]
         performances: dict[str, Any] = record.tune_performance
-        for mode, perf in performances.items():
+        for perf in performances.values():
             before: float = perf.before
             after: float = perf.after
             raw: object = perf.improvement
@@ -174,18 +182,31 @@ def _append_typed(columns: Columns, records: list[Any], report: int) -> bool:
                 tolerance = _ABSOLUTE_TOLERANCE
             if not -tolerance <= claimed - expected <= tolerance:
                 return False
-            keys.append(name)
-            types_column.append(types)
-            modes.append(mode)
-            befores.append(before)
-            afters.append(after)
-            updates.append(perf.update_mode == "update")
-            raws.append(raw)
-            reports.append(report)
     return True
 
 
-def _types(op_type: list[str] | None) -> Types:
+def _append_typed(columns: Columns, records: list[Any], report: int) -> None:
+    """Copy checked typed records into columns (the cache's form)."""
+    keys, types_column, modes, befores, afters = columns.keys, columns.types, columns.modes, columns.before, columns.after
+    updates, raws, reports = columns.update, columns.raw, columns.report
+    for record in records:
+        name: str = record.op_name
+        op_type: object = record.op_type
+        types: object = op_type if isinstance(op_type, str) else types_of(op_type)  # type: ignore[arg-type]
+        performances: dict[str, Any] = record.tune_performance
+        for mode, perf in performances.items():
+            keys.append(name)
+            types_column.append(types)
+            modes.append(mode)
+            befores.append(perf.before)
+            afters.append(perf.after)
+            updates.append(perf.update_mode == "update")
+            raws.append(perf.improvement)
+            reports.append(report)
+
+
+def types_of(op_type: list[str] | None) -> Types:
+    """A record's op type list as an operator key holds it: one type as itself, fused types as a tuple."""
     if not op_type:
         return ()
     return op_type[0] if len(op_type) == 1 else tuple(op_type)

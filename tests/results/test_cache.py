@@ -162,14 +162,15 @@ def test_the_report_command_fills_the_cache_in_the_aoe_runner_home(cli, _fenced_
 
 
 def test_what_other_code_cached_is_never_served(tmp_path: Path) -> None:
-    """An older aoe-runner (here: a copy whose parser doubles every before-time) fills the cache of a home; this
-    code, reporting in the same home, gives its own answer, not the copy's, and removes the copy's entries."""
+    """An older aoe-runner (here: a copy whose merge doubles the before-time of every new bank entry) fills the cache
+    of a home; this code, reporting in the same home, gives its own answer, not the copy's, and removes the copy's
+    entries."""
     other = tmp_path / "other"
     shutil.copytree(ROOT / "aoe_runner", other / "aoe_runner", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    parsed = other / "aoe_runner" / "results" / "parsed.py"
-    source = parsed.read_text()
-    assert "befores.append(before)" in source
-    parsed.write_text(source.replace("befores.append(before)", "befores.append(before * 2)"))
+    merge = other / "aoe_runner" / "merge.py"
+    source = merge.read_text()
+    assert source.count("self.before = before\n") == 1
+    merge.write_text(source.replace("self.before = before\n", "self.before = before * 2\n"))
     env = {**os.environ, "AOE_RUNNER_HOME": str(tmp_path / "home")}
     env.pop("AOE_RUNNER_CACHE", None)
 
