@@ -89,7 +89,7 @@ def required_text(text: str, what: str) -> str:
     return text
 
 
-def emit(terminal: Terminal, text: str, output: str | None) -> None:
+def emit(terminal: Terminal, text: str | bytes, output: str | None) -> None:
     """The result on stdout, or into FILE (atomically; `-` is stdout), and a line on stderr saying where it went."""
     from aoe_runner.fsutil import STDOUT
 

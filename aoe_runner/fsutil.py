@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 import tempfile
 from pathlib import Path
 
@@ -17,13 +16,15 @@ from aoe_runner.errors import InputError
 STDOUT = "-"
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Replace path with text in one step; the old content survives any failure before the rename."""
+def atomic_write_text(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Replace path with text (UTF-8 bytes as they are) in one step; the old content survives any failure before the
+    rename."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
     target = Path(path)
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fchmod(handle.fileno(), 0o666 & ~process_umask())
             os.fsync(handle.fileno())
@@ -33,12 +34,13 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
-def write_output(path: str | os.PathLike[str], text: str) -> None:
+def write_output(path: str | os.PathLike[str], text: str | bytes) -> None:
     """atomic_write_text for a path the user named (`-` is stdout); a failure is one InputError naming the path."""
     where = os.fspath(path)
     if where == STDOUT:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        from aoe_runner.terminal import Terminal
+
+        Terminal().result(text)
         return
     if not where.strip():
         raise InputError(repr(where), "an empty path names no file (use -o - for stdout)")

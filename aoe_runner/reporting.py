@@ -66,7 +66,7 @@ class Loaded:
         """Each file's row (path, layout, partial, reports, warnings), by path."""
         return sorted(self.state.files, key=lambda row: row.path)
 
-    def render(self, formatter: Any, top: int | None) -> str:
+    def render(self, formatter: Any, top: int | None) -> str | bytes:
         """formatter.summary of this summary; from the plain data when the formatter can take it."""
         from_data: Callable[..., str] | None = getattr(formatter, "summary_data", None)
         if from_data is not None:

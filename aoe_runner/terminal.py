@@ -43,7 +43,17 @@ class Terminal:
 
         return shutil.get_terminal_size().columns
 
-    def result(self, text: str) -> None:
+    def result(self, text: str | bytes) -> None:
+        """Text, or UTF-8 bytes (written as they are where the stream's encoding is UTF-8: no decoding, no encoding)."""
+        if isinstance(text, bytes):
+            buffer = getattr(self.out, "buffer", None) if _is_utf8(self.out) else None
+            if buffer is None:
+                text = text.decode("utf-8", "surrogateescape")
+            else:
+                self.out.flush()
+                buffer.write(text)
+                buffer.flush()
+                return
         write(self.out, text)
         self.out.flush()
 
@@ -61,6 +71,13 @@ def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
+
+
+def _is_utf8(stream: TextIO) -> bool:
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "ascii").name == "utf-8"
+    except LookupError:
         return False
 
 

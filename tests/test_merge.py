@@ -33,7 +33,8 @@ def _reference(paths: list[Path], min_gain_pct: float = 1.0) -> str:
 
 def _engine(paths: list[Path], min_gain_pct: float = 1.0) -> str:
     state, _, _ = merge_files(paths, workers=1)
-    text = JsonFormatter().summary_data(state.summary_data(min_gain_pct), None, lambda: state.summary(min_gain_pct))
+    written = JsonFormatter().summary_data(state.summary_data(min_gain_pct), None, lambda: state.summary(min_gain_pct))
+    text = written.decode() if isinstance(written, bytes) else written
     assert text == dump_json(state.summary(min_gain_pct))  # the plain data and its pydantic model write the same
     return text
 

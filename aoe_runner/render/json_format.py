@@ -27,8 +27,9 @@ class JsonFormatter:
             summary = summary.model_copy(update={"operators": summary.operators[:top], "subgraphs": summary.subgraphs[:top]})
         return dump_json(summary)
 
-    def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str:
-        """The same text as summary(model(), top), from the summary's plain data (reporting.Loaded.data)."""
+    def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str | bytes:
+        """The same text as summary(model(), top), from the summary's plain data (reporting.Loaded.data); as UTF-8
+        bytes when msgspec writes it (a large summary is written out as it is, never decoded and encoded again)."""
         if top is not None:
             data = {**data, "operators": data["operators"][:top], "subgraphs": data["subgraphs"][:top]}
         text = plain_json(data)
@@ -40,9 +41,9 @@ class JsonFormatter:
         return dump_json(diff)
 
 
-def plain_json(data: Any) -> str | None:
-    """Indented JSON of plain data exactly as pydantic's model_dump_json(indent=2) writes it, with a final newline;
-    None when msgspec cannot write it so."""
+def plain_json(data: Any) -> bytes | None:
+    """Indented JSON of plain data exactly as pydantic's model_dump_json(indent=2) writes it, with a final newline,
+    in UTF-8; None when msgspec cannot write it so."""
     import msgspec
 
     if _holds_exponent_float(data):
@@ -51,7 +52,7 @@ def plain_json(data: Any) -> str | None:
         body = msgspec.json.encode(data, enc_hook=_model_data)
     except (UnicodeEncodeError, TypeError, OverflowError):
         return None
-    return msgspec.json.format(body, indent=2).decode() + "\n"
+    return msgspec.json.format(body, indent=2) + b"\n"
 
 
 def _holds_exponent_float(data: dict[str, Any]) -> bool:
@@ -68,8 +69,8 @@ def _holds_exponent_float(data: dict[str, Any]) -> bool:
 def _any_big(value: Any) -> bool:
     if type(value) is dict:
         return any(_any_big(item) for item in value.values())
-    if type(value) is list:
-        return any(_any_big(item) for item in value)
+    if type(value) is list:  # conflicts and no_real_gain: tens of thousands of strings, passed over in C
+        return any(_any_big(item) for item in value if type(item) is not str)
     if hasattr(value, "model_dump"):
         return _any_big(value.model_dump(mode="json"))
     return _big(value)

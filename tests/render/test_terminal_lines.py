@@ -45,6 +45,20 @@ def test_a_stream_that_cannot_hold_a_character_gets_an_escape_instead() -> None:
     assert err.getvalue() == b"warning: caf\\u00e9 \\ud800\n"
 
 
+def test_utf8_bytes_go_out_as_they_are_or_as_escapes_where_the_stream_is_not_utf8() -> None:
+    """report's JSON arrives as UTF-8 bytes: a UTF-8 stream gets them unchanged, after any text written before them;
+    any other stream gets the text, with escapes for what its encoding cannot hold."""
+    utf8, ascii_ = io.BytesIO(), io.BytesIO()
+    terminal = Terminal(io.TextIOWrapper(utf8, encoding="UTF8"))
+    terminal.out.write("before ")
+    terminal.result("子图 µs\n".encode())
+    other = Terminal(io.TextIOWrapper(ascii_, encoding="ascii"))
+    other.result("子图 µs\n".encode())
+
+    assert utf8.getvalue() == "before 子图 µs\n".encode()
+    assert ascii_.getvalue() == b"\\u5b50\\u56fe \\u00b5s\n"
+
+
 def test_report_on_an_ascii_stdout_writes_escapes_and_exact_json(tmp_path: Path) -> None:
     write_result(tmp_path, op_name="算子\ud800µ")
 
