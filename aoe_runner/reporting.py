@@ -196,7 +196,7 @@ def _merge_chunk(paths: list[str], cache: ReportCache | None) -> ChunkResult:
 
 
 def _parse(where: str, data: bytes, mtime: float) -> ParsedFile:
-    from aoe_runner.results.loader import parse_result_file  # the normaliser and pydantic: only for a file not cached
+    from aoe_runner.results.parse import parse_result_file  # only for a file not cached
 
     return parse_result_file(where, data, mtime)
 

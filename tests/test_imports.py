@@ -73,6 +73,14 @@ def test_report_as_json_on_a_small_input_loads_no_module_it_does_not_need(tmp_pa
     assert _offending(_loaded(tmp_path, *arguments), never) == []
 
 
+def test_a_first_report_of_plain_training_files_loads_no_pydantic(tmp_path: Path) -> None:
+    """A plain current-format file (most files) is read from its typed structs: the normaliser and pydantic (about
+    100 ms together) load only for a file that needs them."""
+    plain = SAMPLES / "training_opat" / "aoe_result_opat_20260310142233517_41237.json"
+    never = [*NEVER_FOR_REPORT, *NEVER_FOR_JSON, "pydantic", "aoe_runner.results.model", "aoe_runner.results.loader"]
+    assert _offending(_loaded(tmp_path, "report", str(plain), "--format", "json"), never) == []
+
+
 def test_report_as_a_table_on_a_small_input_loads_no_module_it_does_not_need(tmp_path: Path) -> None:
     assert _offending(_loaded(tmp_path, "report", str(SAMPLES)), NEVER_FOR_REPORT) == []
 

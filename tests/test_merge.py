@@ -14,7 +14,8 @@ from aoe_runner.merge import BankState
 from aoe_runner.render.json_format import JsonFormatter, plain_json
 from aoe_runner.reporting import merge_files
 from aoe_runner.results.files import find_result_files, read_regular_file
-from aoe_runner.results.loader import load_result_file, parse_result_file
+from aoe_runner.results.loader import load_result_file
+from aoe_runner.results.parse import parse_result_file
 from aoe_runner.results.parsed import ParsedFile, from_result_file
 from tests.conftest import DATA, SAMPLES
 

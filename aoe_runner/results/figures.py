@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
-from aoe_runner.results.model import RepoSummary
 from aoe_runner.results.text import short_repr, short_text, shortened
 
 # A percentage agrees with its times within rounding: 0.06 points, or 0.5% of the figure when that is more.
 _ABSOLUTE_TOLERANCE = 0.06
 _RELATIVE_TOLERANCE = 0.005
 _EXACT_INTEGERS = 2**53
+
+
+class RepoCounts(Protocol):
+    """A repo summary's counts: model.RepoSummary, or the plain-file fast path's (no pydantic loaded)."""
+
+    add: int | None
+    hit: int | None
+    reserved: int | None
+    unsatisfied: int | None
+    update: int | None
+    total: int | None
 
 
 def number(value: object) -> float | None:
@@ -80,7 +91,7 @@ def _close(claimed: float, expected: float) -> bool:
     return abs(claimed - expected) <= max(_ABSOLUTE_TOLERANCE, abs(expected) * _RELATIVE_TOLERANCE)
 
 
-def repo_summary_mismatches(s: RepoSummary) -> list[str]:
+def repo_summary_mismatches(s: RepoCounts) -> list[str]:
     """The documented identities hit = reserved + update and total = add + hit + unsatisfied."""
     problems = []
     if None not in (s.hit, s.reserved, s.update) and s.hit != s.reserved + s.update:  # type: ignore[operator]

@@ -1,20 +1,20 @@
-"""Load result files into the normalised model, or into columns for report (finding them: `files`)."""
+"""Load result files into the normalised model, or into a ParsedFile for report when the normaliser must read them
+(`parse.parse_result_file` decides; finding files: `files`)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from datetime import datetime
 from pathlib import Path
 
 from aoe_runner.errors import InputError
 from aoe_runner.results.files import read_regular_file
 from aoe_runner.results.model import ResultFile
 from aoe_runner.results.normalize import normalize
-from aoe_runner.results.parsed import ParsedFile, from_result_file, from_typed
+from aoe_runner.results.parse import moment_of_mtime
+from aoe_runner.results.parsed import ParsedFile, from_result_file, with_typed
 from aoe_runner.results.raw import RawDocument, decode
-from aoe_runner.results.text import BOM
-from aoe_runner.results.typed import NotTyped, decode_document, report_operators, without_operators
+from aoe_runner.results.typed import TypedDocument, report_operators, without_operators
 
 
 def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
@@ -22,37 +22,27 @@ def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
     where = os.fspath(path)
     data, mtime = read_regular_file(where)
     result_file = normalize(decode(data, where), where, os.path.basename(where))
-    result_file.modified = _moment(mtime)
+    result_file.modified = moment_of_mtime(mtime)
     return result_file
 
 
-def parse_result_file(where: str, data: bytes, mtime: float) -> ParsedFile:
-    """One file's bytes as report merges them: typed structs straight into columns when the file allows, else
-    through the normaliser; the same records and warnings either way. Raises InputError as load_result_file."""
-    try:
-        document = decode_document(data.removeprefix(BOM))
-    except (NotTyped, RecursionError, UnicodeDecodeError):  # the normaliser's decoder handles each
-        return from_result_file(_normalized(where, data, mtime, typed=False))
+def parse_typed(where: str, data: bytes, mtime: float, document: TypedDocument) -> ParsedFile:
+    """A typed file that is not plain (parse.parse_result_file): its reports through the normaliser, its records as
+    they are when each is plain, else the whole file through the normaliser."""
     entries = without_operators(document)
     result_file = normalize(RawDocument("training", entries), where, os.path.basename(where))
-    result_file.modified = _moment(mtime)
+    result_file.modified = moment_of_mtime(mtime)
     parts = list(document.values())
-    parsed = from_typed(result_file, [report_operators(parts[report.index]) for report in result_file.reports])
-    return parsed if parsed is not None else from_result_file(_normalized(where, data, mtime, typed=True))
+    operator_lists = [report_operators(parts[report.index]) for report in result_file.reports]
+    parsed = with_typed(from_result_file(result_file), operator_lists)
+    return parsed if parsed is not None else parse_normalized(where, data, mtime, typed=True)
 
 
-def _normalized(where: str, data: bytes, mtime: float, typed: bool) -> ResultFile:
+def parse_normalized(where: str, data: bytes, mtime: float, typed: bool) -> ParsedFile:
+    """Any file through the generic decoder and the normaliser (`typed`: it decodes as typed structs)."""
     result_file = normalize(decode(data, where, typed=typed), where, os.path.basename(where))
-    result_file.modified = _moment(mtime)
-    return result_file
-
-
-def _moment(timestamp: float) -> datetime | None:
-    """A file time as a local datetime; None for one that datetime cannot hold (touch -d can set any)."""
-    try:
-        return datetime.fromtimestamp(timestamp)
-    except (OverflowError, ValueError, OSError):
-        return None
+    result_file.modified = moment_of_mtime(mtime)
+    return from_result_file(result_file)
 
 
 def load_all(paths: Iterable[Path]) -> Iterator[ResultFile | InputError]:

@@ -11,8 +11,6 @@ Legacy Auto Tune files (an object of operator entries, no report in it) are read
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from typing import Any
 
 from aoe_runner.errors import InputError
@@ -24,6 +22,7 @@ from aoe_runner.results.figures import (
     speedup_figure_matches,
     time_of,
 )
+from aoe_runner.results.keys import REPO_SUMMARY_KEYS, file_timestamp, parse_report_key, status_of
 from aoe_runner.results.legacy import is_legacy, normalize_legacy
 from aoe_runner.results.model import (
     BasicInfo,
@@ -44,19 +43,7 @@ from aoe_runner.results.text import short_repr, short_text, shortened
 from aoe_runner.results.typed import TypedOperators
 
 SECTION_NAMES = ("basic", "OPAT", "SGAT")
-_TIMESTAMP = r"(\d{8})_?(\d{6})(\d{1,3})?"
-_REPORT_KEY = re.compile(rf"^report_{_TIMESTAMP}_(\d+)$")
-_THREAD_ID_DIGITS = 20  # a longer "thread id" is no thread id (and int() refuses over 4,300 digits)
-_FILE_NAME = re.compile(rf"^aoe_result_[A-Za-z]+_{_TIMESTAMP}_(\d+)\.json$")
 _UPDATE_MODES = {"add": UpdateMode.ADD, "update": UpdateMode.UPDATE}
-_REPO_SUMMARY_KEYS = {
-    "repo_add_num": "add",
-    "repo_hit_num": "hit",
-    "repo_reserved_num": "reserved",
-    "repo_unsatisfied_num": "unsatisfied",
-    "repo_update_num": "update",
-    "total_num": "total",
-}
 
 
 class _RecordTallies:
@@ -98,7 +85,7 @@ def normalize(raw: RawDocument, path: str, file_name: str) -> ResultFile:
         path=path,
         layout=raw.layout,
         partial=raw.partial,
-        file_timestamp=_file_timestamp(file_name),
+        file_timestamp=file_timestamp(file_name),
         reports=reports,
         warnings=warnings,
     )
@@ -122,7 +109,7 @@ def _sections_of(value: Any) -> dict[str, Any] | None:
 
 def _report(key: str | None, index: int, sections: dict[str, Any], warnings: list[str]) -> Report:
     label = f"{shortened(key) if key else 'report'} (#{index + 1})"
-    timestamp, thread_id = _parse_report_key(key)
+    timestamp, thread_id = parse_report_key(key)
     unknown = [name for name in sections if name not in SECTION_NAMES]
     if unknown:
         warnings.append(f"{label}: unknown section(s) ignored: {', '.join(shortened(name) for name in unknown[:5])}")
@@ -140,28 +127,6 @@ def _report(key: str | None, index: int, sections: dict[str, Any], warnings: lis
     )
 
 
-def _parse_report_key(key: str | None) -> tuple[datetime | None, int | None]:
-    match = _REPORT_KEY.match(key) if key else None
-    if not match:
-        return None, None
-    thread_id = match.group(4)
-    return _timestamp(*match.group(1, 2, 3)), int(thread_id) if len(thread_id) <= _THREAD_ID_DIGITS else None
-
-
-def _file_timestamp(file_name: str) -> datetime | None:
-    match = _FILE_NAME.match(file_name)
-    return _timestamp(*match.group(1, 2, 3)) if match else None
-
-
-def _timestamp(date: str, time: str, millis: str | None) -> datetime | None:
-    """`YYYYMMDD`, `hhmmss` and optional milliseconds (1–3 digits, read as a whole number of ms)."""
-    try:
-        moment = datetime.strptime(date + time, "%Y%m%d%H%M%S")
-    except ValueError:
-        return None
-    return moment.replace(microsecond=int(millis) * 1000) if millis else moment
-
-
 def _basic(section: dict[str, Any]) -> BasicInfo:
     name = section.get("tuning_name")
     return BasicInfo(
@@ -172,7 +137,8 @@ def _basic(section: dict[str, Any]) -> BasicInfo:
 
 def _opat(section: dict[str, Any], label: str, warnings: list[str]) -> OpatSection:
     status_raw = section.get("opat_tuning_result", section.get("opat_tune_result"))
-    status = _status(status_raw)
+    status_value = status_of(status_raw)
+    status = None if status_value is None else TuningStatus(status_value)
     if status_raw is not None and status is None:
         warnings.append(f"{label}: unknown tuning result {short_repr(status_raw)}")
     failed = section.get("tuning_failed_operators", section.get("tune_failed_operators")) or []
@@ -184,17 +150,6 @@ def _opat(section: dict[str, Any], label: str, warnings: list[str]) -> OpatSecti
         repo_summary=_repo_summary(section.get("repo_summary"), label, warnings),
         failed_operators=[short_text(name) for name in failed] if isinstance(failed, list) else [],
     )
-
-
-def _status(raw: object) -> TuningStatus | None:
-    text = short_text(raw).lower() if raw is not None else ""
-    if "success" in text:
-        return TuningStatus.SUCCESSFUL
-    if "fail" in text:
-        return TuningStatus.FAILED
-    if "incomplete" in text:
-        return TuningStatus.INCOMPLETE
-    return None
 
 
 def _sgat(section: dict[str, Any], label: str, warnings: list[str]) -> SgatSection:
@@ -359,7 +314,7 @@ def _subgraph(item: Any, update_mode: UpdateMode, tallies: _RecordTallies) -> Su
 def _repo_summary(value: Any, label: str, warnings: list[str]) -> RepoSummary | None:
     if not isinstance(value, dict):
         return None
-    counts = {field: count(value.get(key)) for key, field in _REPO_SUMMARY_KEYS.items()}
+    counts = {field: count(value.get(key)) for key, field in REPO_SUMMARY_KEYS.items()}
     summary = RepoSummary(**counts)
     for problem in repo_summary_mismatches(summary):
         warnings.append(f"{label}: repo_summary does not add up: {problem}")

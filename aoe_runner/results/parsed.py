@@ -151,13 +151,12 @@ def from_result_file(result_file: ResultFile) -> ParsedFile:
     return parsed
 
 
-def from_typed(result_file: ResultFile, operator_lists: list[list[Any]]) -> ParsedFile | None:
-    """A typed file: `result_file` is the normaliser's model of it without operator records, `operator_lists` the
-    typed records of each of its reports. None when a record needs the normaliser (a warning, a skip, a fix-up)."""
+def with_typed(parsed: ParsedFile, operator_lists: list[list[Any]]) -> ParsedFile | None:
+    """A typed file's ParsedFile (its reports' facts, no records yet) with `operator_lists`, the typed records of
+    each report; None when a record needs the normaliser (a warning, a skip, a fix-up)."""
     for records in operator_lists:
         if records and not _plain(records):
             return None
-    parsed = from_result_file(result_file)
     parsed.typed = operator_lists
     return parsed
 

@@ -1,0 +1,46 @@
+"""One result file's bytes as `report` merges them (a ParsedFile), the cheapest way the file allows.
+
+A plain current-format training file (most files) is decoded into typed structs and read without the normaliser,
+so without pydantic; a typed file with anything the normaliser warns about, fixes up or ignores takes the normaliser
+for its reports (and its records too when one of them needs it); any other file is decoded and normalised as
+`loader.load_result_file` does. Every way gives the same records, facts and warnings (tests compare them).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+
+from aoe_runner.results.parsed import ParsedFile, with_typed
+from aoe_runner.results.plain_reports import plain_report_facts
+from aoe_runner.results.text import BOM
+from aoe_runner.results.typed import NotTyped, decode_document, report_operators
+
+
+def parse_result_file(where: str, data: bytes, mtime: float) -> ParsedFile:
+    """Raises InputError as loader.load_result_file does."""
+    try:
+        document = decode_document(data.removeprefix(BOM))
+    except (NotTyped, RecursionError, UnicodeDecodeError):  # the normaliser's decoder handles each
+        from aoe_runner.results import loader
+
+        return loader.parse_normalized(where, data, mtime, typed=False)
+    facts = plain_report_facts(document, os.path.basename(where), moment_of_mtime(mtime))
+    if facts is not None:
+        operator_lists = [report_operators(parts) for parts in document.values()]
+        parsed = with_typed(ParsedFile(where, "training", False, [], facts), operator_lists)
+        if parsed is not None:
+            return parsed
+    from aoe_runner.results import loader
+
+    if facts is not None:  # plain reports, but a record the normaliser must read
+        return loader.parse_normalized(where, data, mtime, typed=True)
+    return loader.parse_typed(where, data, mtime, document)
+
+
+def moment_of_mtime(timestamp: float) -> datetime | None:
+    """A file time as a local datetime; None for one that datetime cannot hold (touch -d can set any)."""
+    try:
+        return datetime.fromtimestamp(timestamp)
+    except (OverflowError, ValueError, OSError):
+        return None
