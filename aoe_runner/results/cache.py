@@ -2,9 +2,12 @@
 
 Two kinds of entry, each one file written elsewhere and renamed into place (so a reader sees a whole entry or
 none, and two processes can share the cache):
-- `files/<hash of path, device, inode>`: one result file's ParsedFile;
 - `sets/<hash of the members>`: the merged BankState of a set of files, with its members listed beside it, so a
-  report over the same files plus new ones reads the set and parses only the new files.
+  report over the same files plus new ones reads the set and parses only the new files;
+- `files/<hash of path, device, inode>`: one result file's ParsedFile, for a report that no stored set fits (one
+  of its files changed, as a live result file does). A file's entry is written when the file is parsed while a
+  stored set lists it unchanged, that is once it has proved to be read again: a first report writes its set alone
+  (its files' entries cost it about a fifth of its time, and most files never need them).
 
 An entry is served only while its file's device, inode, size, mtime and ctime (to the nanosecond) are as they
 were when it was read. ctime is not settable: replacing a file's content and restoring its mtime with
@@ -117,12 +120,15 @@ def _hash_of_file(path: str) -> bytes | None:
 
 
 class ReportCache:
-    def __init__(self, base: Path, limit_bytes: int) -> None:
+    def __init__(self, base: Path, limit_bytes: int, every_file: bool = False) -> None:
+        """`every_file`: store each parsed file's entry at once, not only once a stored set lists it."""
         self.base = base
         self.root = base / code_identity()
         self.files = self.root / "files"
         self.sets = self.root / "sets"
         self.limit_bytes = limit_bytes
+        self.every_file = every_file
+        self.listed: set[tuple[str, Identity]] = set()  # files that a stored set lists as they are now (get_set)
 
     @classmethod
     def from_environment(cls) -> ReportCache | None:
@@ -153,8 +159,9 @@ class ReportCache:
             return None
 
     def put_file(self, stamp: Stamp, info: os.stat_result, parsed: ParsedFile) -> int:
-        """Store a parsed file; the bytes written (0 when not cacheable or the cache cannot be written)."""
-        if not parsed.cacheable:
+        """Store a parsed file once it has proved to be read again (see the module's docstring); the bytes written (0
+        when not stored, not cacheable or the cache cannot be written)."""
+        if not parsed.cacheable or not (self.every_file or (stamp.path, stamp.identity) in self.listed):
             return 0
         return _write(self._file_entry(stamp.path, info), lambda: [_ENTRY_VERSION, stamp.to_wire(), parsed.to_bytes()])
 
@@ -168,7 +175,8 @@ class ReportCache:
         """The largest stored set whose members are all among `current` and unchanged, and its members' stamps."""
         best: tuple[int, Path, list[Stamp]] | None = None
         for members_path in self._sets_newest_first():
-            members = _members(members_path, current)
+            members, unchanged = _members(members_path, current)
+            self.listed.update((stamp.path, stamp.identity) for stamp in unchanged)
             if members is not None and (best is None or len(members) > best[0]):
                 best = (len(members), members_path.with_suffix(".state"), members)
         if best is None:
@@ -229,20 +237,22 @@ class ReportCache:
             total -= size
 
 
-def _members(members_path: Path, current: dict[str, os.stat_result]) -> list[Stamp] | None:
+def _members(members_path: Path, current: dict[str, os.stat_result]) -> tuple[list[Stamp] | None, list[Stamp]]:
+    """A stored set's members when every one is among `current` and unchanged (else None), and those unchanged."""
     entry = _read(members_path)
     try:
         version, wire = entry  # type: ignore[misc]
         if version != _ENTRY_VERSION:
-            return None
+            return None, []
         stamps = [Stamp.from_wire(item) for item in wire]
     except (ValueError, TypeError):
-        return None
+        return None, []
+    unchanged = []
     for stamp in stamps:
         info = current.get(stamp.path)
-        if info is None or not stamp.holds(stamp.path, info):
-            return None
-    return stamps
+        if info is not None and stamp.holds(stamp.path, info):
+            unchanged.append(stamp)
+    return (stamps if len(unchanged) == len(stamps) else None), unchanged
 
 
 def _read(path: Path) -> Any:

@@ -40,7 +40,8 @@ def _after(cache: ReportCache | None, paths: list[Path]) -> list[float]:
 
 @pytest.fixture
 def cache(tmp_path: Path) -> ReportCache:
-    return ReportCache(tmp_path / "cache", limit_bytes=2**30)
+    """A cache that stores every parsed file at once, so that each report's files are served from their own entries."""
+    return ReportCache(tmp_path / "cache", limit_bytes=2**30, every_file=True)
 
 
 @pytest.mark.parametrize("racy", [True, False], ids=["changed just after reading", "changed long after"])
@@ -101,9 +102,43 @@ def test_parsed_files_are_reused_when_no_stored_set_fits(samples: Path, cache: R
     assert dump_json(state.summary()) == dump_json(merge_files(paths[1:], workers=1)[0].summary())
 
 
+def test_a_file_is_stored_once_a_stored_set_lists_it_unchanged(samples: Path, tmp_path: Path) -> None:
+    """A first report stores its set alone; a report that no set fits (a file changed) parses the others again and
+    stores them, since they have proved to be read again; the next such report reads them from their entries."""
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    live = paths[-1]
+
+    def report() -> tuple[ReportCache, str]:
+        cache = ReportCache(tmp_path / "lazy", limit_bytes=2**30)
+        return cache, dump_json(merge_files(paths, workers=1, cache=cache)[0].summary())
+
+    cache, first = report()
+    assert not cache.files.exists() and len(list(cache.sets.glob("*.members"))) == 1
+    live.write_bytes(live.read_bytes() + b"\n")  # a live file grows: no stored set fits any more
+    cache, second = report()
+    stored = {entry.name for entry in cache.files.iterdir()}
+    assert len(stored) == len([path for path in paths if path != live]) == len(cache.listed)
+    assert cache._file_entry(str(live), os.stat(live)).name not in stored  # it changed: not proved to be read again
+    assert second == first
+    live.write_bytes(live.read_bytes() + b"\n")
+    served: list[str] = []
+    real = cache_module.ReportCache.get_file
+
+    def counting(self: ReportCache, path: str, info: os.stat_result) -> object:
+        hit = real(self, path, info)
+        if hit is not None:
+            served.append(path)
+        return hit
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cache_module.ReportCache, "get_file", counting)
+        cache, third = report()
+    assert sorted(served) == sorted(str(path) for path in paths if path != live) and third == first
+
+
 def test_the_cache_stays_within_its_bound(samples: Path, tmp_path: Path) -> None:
     limit = 40_000
-    cache = ReportCache(tmp_path / "small", limit_bytes=limit)
+    cache = ReportCache(tmp_path / "small", limit_bytes=limit, every_file=True)
     paths = sorted(samples.rglob("aoe_result_*.json"))
     for start in range(len(paths)):
         merge_files(paths[start:] + paths[:start], workers=1, cache=cache)
@@ -156,7 +191,7 @@ def test_two_processes_share_one_cache(samples: Path, tmp_path: Path) -> None:
 
 def test_the_report_command_fills_the_cache_in_the_aoe_runner_home(cli, _fenced_home: Path) -> None:  # type: ignore[no-untyped-def]
     first = cli("report", str(SAMPLES), "--format", "json")
-    assert list((_fenced_home / "cache" / "report").glob("*/files/*"))
+    assert list((_fenced_home / "cache" / "report").glob("*/sets/*.members"))
     second = cli("report", str(SAMPLES), "--format", "json")
     assert first.out == second.out and first.err == second.err and first.code == second.code
 
