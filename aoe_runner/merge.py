@@ -206,8 +206,9 @@ class Table:
                 entry.fastest_after = after
 
     def merge_typed(self, operator_lists: list[list[Any]], sources: list[Source], strings: dict[object, Any], start: int) -> None:
-        """merge() for a typed file's checked records (parsed.from_typed), read from the decoded structs as they are:
-        the same entries and positions as merging them in columns (`start` is the columns' length)."""
+        """merge() for a typed file's checked records (parsed.with_typed), read from the decoded structs as they are:
+        the same entries and positions as merging them in columns (`start` is the columns' length). The per-record
+        steps are merge()'s, written out again rather than shared: this is the hot loop, kept free of calls per record."""
         first = self.first
         intern = strings.setdefault
         position = start

@@ -51,16 +51,7 @@ def _timestamp(date: str, time: str, millis: str | None) -> datetime | None:
 
 
 def status_of(raw: object) -> str | None:
-    """A tuning result's status (# a repo_summary's keys, and the names of its counts (report_facts.REPO_FIELDS, in that order)
-    REPO_SUMMARY_KEYS = {
-        "repo_add_num": "add",
-        "repo_hit_num": "hit",
-        "repo_reserved_num": "reserved",
-        "repo_unsatisfied_num": "unsatisfied",
-        "repo_update_num": "update",
-        "total_num": "total",
-    }
-    SUCCESSFUL, FAILED, INCOMPLETE) from AOE's words for it; None when it says none."""
+    """A tuning result's status (SUCCESSFUL, FAILED, INCOMPLETE) from AOE's words for it; None when it says none."""
     text = short_text(raw).lower() if raw is not None else ""
     if "success" in text:
         return SUCCESSFUL
