@@ -17,7 +17,7 @@ from msgspec import UNSET
 
 from aoe_runner.results.figures import count, improvement_disagreement, number, repo_summary_mismatches
 from aoe_runner.results.keys import REPO_SUMMARY_KEYS, file_timestamp, parse_report_key, status_of
-from aoe_runner.results.report_facts import ReportFacts, TimestampSource, time_key
+from aoe_runner.results.report_facts import ReportFacts, first_moment, time_key
 from aoe_runner.results.text import short_text
 from aoe_runner.results.typed import TypedDocument
 
@@ -50,21 +50,20 @@ def _facts(key: str, index: int, parts: list[Any], file_time: datetime | None, m
             opat = part.OPAT
     if basic is UNSET and opat is UNSET:
         raise NotPlain  # not a report: the normaliser ignores the entry, with a warning
-    timestamp, _ = parse_report_key(key)
-    source: TimestampSource = "report key"
-    if timestamp is None:
-        timestamp, source = (file_time, "file name") if file_time else (modified, "file mtime") if modified else (None, "none")
-    name = basic.get("tuning_name") if isinstance(basic, dict) else None
-    status, failed, repo, model = _opat(opat) if opat is not UNSET and opat is not None else (None, [], None, None)
+    timestamp, source = first_moment(parse_report_key(key)[0], file_time, modified)
+    basic_section = basic if isinstance(basic, dict) else {}  # any other value is no basic section to the normaliser
+    name = basic_section.get("tuning_name")
+    has_opat = opat is not UNSET and opat is not None
+    status, failed, repo, model = _opat(opat) if has_opat else (None, [], None, None)
     return ReportFacts(
         key=key,
         index=index,
         timestamp=time_key(timestamp),
         timestamp_source=source,
-        tuning_time=number(basic.get("tuning_time(s)")) if isinstance(basic, dict) else None,
+        tuning_time=number(basic_section.get("tuning_time(s)")),
         counts_tuning_time=True,
         tuning_name=None if name is None else short_text(name),
-        opat=opat is not UNSET and opat is not None,
+        opat=has_opat,
         status=status,
         failed_operators=failed,
         opat_repo=repo,

@@ -24,12 +24,19 @@ TimestampSource = Literal["report key", "file name", "file mtime", "none"]
 
 def timestamp_of(result_file: ResultFile, report: Report) -> tuple[datetime | None, TimestampSource]:
     """When a report was written, and how that is known: its key, else the file's name, else the file's mtime."""
-    if report.timestamp:
-        return report.timestamp, "report key"
-    if result_file.file_timestamp:
-        return result_file.file_timestamp, "file name"
-    if result_file.modified:
-        return result_file.modified, "file mtime"
+    return first_moment(report.timestamp, result_file.file_timestamp, result_file.modified)
+
+
+def first_moment(
+    from_key: datetime | None, from_name: datetime | None, modified: datetime | None
+) -> tuple[datetime | None, TimestampSource]:
+    """timestamp_of from the three moments themselves (the plain-file fast path has no model to hand it)."""
+    if from_key:
+        return from_key, "report key"
+    if from_name:
+        return from_name, "file name"
+    if modified:
+        return modified, "file mtime"
     return None, "none"
 
 
