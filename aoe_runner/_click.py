@@ -24,7 +24,7 @@ except ImportError:  # typer that depends on the click package
 
 SCRIPT_ARGUMENTS = "arguments"  # the parameter that takes a script's own arguments, after --
 
-__all__ = ["AoeCommand", "AoeGroup", "AoeTyper", "click_exceptions", "command_tree"]
+__all__ = ["AoeCommand", "AoeGroup", "AoeTyper", "click_exceptions", "command_tree", "echo_stream"]
 
 
 class AoeCommand(TyperCommand):
@@ -97,6 +97,19 @@ def command_tree(app: typer.Typer, arguments: Sequence[str]) -> Any:
     else, an option first or a name that is no command, gets the whole tree: its help, its suggestions."""
     narrowed = _narrowed(app, list(arguments))
     return typer.main.get_command(narrowed or app)
+
+
+def echo_stream(error: BaseException) -> Any:
+    """The stream click's echo was writing (help, a message) when `error` was raised inside it, else None."""
+    trace = error.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    if trace is None:
+        return None
+    frame = trace.tb_frame
+    if frame.f_code.co_name == "echo" and "click" in str(frame.f_globals.get("__name__", "")):
+        return frame.f_locals.get("file")
+    return None
 
 
 def _narrowed(app: typer.Typer, arguments: list[str]) -> typer.Typer | None:

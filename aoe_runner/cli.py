@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from aoe_runner import __version__, collector
-from aoe_runner._click import AoeTyper, click_exceptions, command_tree
+from aoe_runner._click import AoeTyper, click_exceptions, command_tree, echo_stream
 from aoe_runner.cli_options import (
     CSV,
     HTML,
@@ -29,7 +29,7 @@ from aoe_runner.cli_options import (
 )
 from aoe_runner.crashlog import run_guarded
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
-from aoe_runner.terminal import Terminal
+from aoe_runner.terminal import Terminal, output_failure
 
 DEFAULT_THRESHOLD_PCT = 2.0  # aoe_runner.diff's default (a test keeps them equal), so --help need not build diff models
 COMPLETE_VARIABLE = "_AOE_RUNNER_COMPLETE"  # click's shell-completion protocol, for the program name aoe-runner
@@ -342,7 +342,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     except AoeRunnerError as error:
         terminal.error(error.message)
         return error.exit_code
+    except OSError as error:  # click could not write help or a message: stdout full, or its reader gone
+        return _echo_failed(error)
     return int(code or 0)
+
+
+def _echo_failed(error: OSError) -> int:
+    stream = echo_stream(error)
+    if stream is None:
+        raise error  # not a write of click's: a bug, for the crash boundary
+    failure = output_failure(error, stream)
+    if failure is None:
+        return ExitCode.OK
+    terminal.error(failure.message)
+    return failure.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

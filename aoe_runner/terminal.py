@@ -12,6 +12,7 @@ import os
 import sys
 from typing import TextIO
 
+from aoe_runner.errors import InputError
 from aoe_runner.render.safe_text import visible
 
 _ESCAPE = "aoe-runner-escape"
@@ -44,7 +45,19 @@ class Terminal:
         return shutil.get_terminal_size().columns
 
     def result(self, text: str | bytes) -> None:
-        """Text, or UTF-8 bytes (written as they are where the stream's encoding is UTF-8: no decoding, no encoding)."""
+        """Text, or UTF-8 bytes (written as they are where the stream's encoding is UTF-8: no decoding, no encoding).
+
+        A reader that stopped reading (`| head`) ends the output quietly; any other failure to write (a full disk)
+        is an InputError naming stdout.
+        """
+        try:
+            self._result(text)
+        except OSError as error:
+            failure = output_failure(error, self.out)
+            if failure is not None:
+                raise failure from None
+
+    def _result(self, text: str | bytes) -> None:
         if isinstance(text, bytes):
             buffer = getattr(self.out, "buffer", None) if _is_utf8(self.out) else None
             if buffer is None:
@@ -65,6 +78,26 @@ class Terminal:
 
     def error(self, message: str) -> None:
         write(self.err, f"error: {visible(message)}\n")
+
+
+def output_failure(error: OSError, stream: TextIO) -> InputError | None:
+    """What a failed write to an output stream means: None when its reader left (what is left goes nowhere, quietly),
+    else a one-line error naming the stream."""
+    if isinstance(error, BrokenPipeError):
+        _discard_further_output(stream)
+        return None
+    name = "stdout" if stream is sys.stdout else getattr(stream, "name", "the output")
+    return InputError(str(name), f"cannot write the result: {error.strerror or error}")
+
+
+def _discard_further_output(stream: TextIO) -> None:
+    """Point the stream's descriptor at /dev/null, so the flush at exit does not fail again (Python's own advice)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # a stream with no descriptor: nothing is flushed at exit
+        pass
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -84,3 +84,49 @@ def test_a_crash_in_a_real_process_writes_its_log_under_aoe_runner_home(tmp_path
     assert "internal error: RuntimeError: injected bug" in result.stderr
     (log,) = (home / "crash-logs").iterdir()
     assert "injected bug" in log.read_text()
+
+
+FULL = "/dev/full"  # a device whose every write fails with ENOSPC: a full disk, for real
+
+
+@pytest.mark.skipif(not os.path.exists(FULL), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    "argv",
+    [["report", str(SAMPLES)], ["report", str(SAMPLES), "--format", "json"], ["runs", "list"], ["--help"], ["report", "--help"]],
+)
+def test_a_full_stdout_is_one_line_and_exit_4_not_a_crash(tmp_path: Path, argv: list[str]) -> None:
+    home = tmp_path / "home"
+    with open(FULL, "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "aoe_runner", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "AOE_RUNNER_HOME": str(home)},
+            timeout=60,
+        )
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert result.returncode == ExitCode.BAD_INPUT, result.stderr
+    assert errors == ["error: stdout: cannot write the result: No space left on device"]
+    assert "Traceback" not in result.stderr and not (home / "crash-logs").exists()
+
+
+def test_a_reader_that_stops_early_ends_the_output_quietly_with_the_commands_own_code(tmp_path: Path) -> None:
+    # As `aoe-runner report ... | head -c 1` when the reader has left before the report is written.
+    argv = ["report", str(SAMPLES), "--format", "json"]
+    whole = aoe_runner(*argv, env={"AOE_RUNNER_HOME": str(tmp_path / "a")})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aoe_runner", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "AOE_RUNNER_HOME": str(tmp_path / "b")},
+        restore_signals=False,  # SIGPIPE ignored, as under a Python parent: the write fails with EPIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before the report is ready: its write meets a pipe with no reader
+    code = process.wait(timeout=60)
+    stderr = process.stderr.read().decode()
+    assert code == whole.returncode == ExitCode.OK
+    assert "Traceback" not in stderr and "error:" not in stderr and "Exception ignored" not in stderr
