@@ -120,7 +120,10 @@ class Entry:
             self.fastest, self.fastest_position, self.fastest_after = other.fastest, other.fastest_position, theirs
 
     def conflict(self) -> str | None:
-        fastest_file = self.fastest.file
+        fastest = self.fastest
+        if fastest is self.latest:
+            return None
+        fastest_file = fastest.file
         if fastest_file == self.latest.file or self.after <= self.fastest_after * (1 + CONFLICT_TOLERANCE):
             return None
         return f"latest result {self.after:g} is slower than {self.fastest_after:g} recorded in {fastest_file}"

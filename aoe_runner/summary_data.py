@@ -19,13 +19,14 @@ SCHEMA_VERSION = 1  # summary.SCHEMA_VERSION
 def summary_data(state: BankState, min_gain_pct: float) -> dict[str, Any]:
     operators = [_operator(entry) for entry in _ranked(state.operators, _operator_rank)]
     subgraphs = [_subgraph(entry) for entry in _ranked(state.subgraphs, _subgraph_rank)]
+    operator_figures, subgraph_figures = _Figures(operators, "time_saved_us"), _Figures(subgraphs, "time_saved_ms")
     threshold = 1 + min_gain_pct / 100
     files = sorted(state.files, key=_path)
     points = sorted(state.model_points, key=lambda point: point.source.order())
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "min_gain_pct": float(min_gain_pct),
-        "totals": _totals(state, operators, subgraphs, files),
+        "totals": _totals(state, operator_figures, subgraph_figures, files),
         "operators": operators,
         "subgraphs": subgraphs,
         "op_types": _op_type_stats(operators),
@@ -79,7 +80,22 @@ def _path(row: FileRow) -> str:
 
 
 def _ranked(table: Table, rank: Any) -> list[Entry]:
-    return sorted(table.entries, key=rank)
+    """table.entries sorted by `rank`, whose first item is minus the time saved: sorted by that float alone (the
+    sort compares floats fast), then each run of equal floats by the whole rank. The same order as sorted(key=rank),
+    which a NaN would make ill-defined: with one, that is the sort."""
+    entries = table.entries
+    saved = [-(e.before - e.after) for e in entries]
+    if any(value != value for value in saved):
+        return sorted(entries, key=rank)
+    order = sorted(range(len(entries)), key=saved.__getitem__)
+    ranked = [entries[index] for index in order]
+    start = 0
+    for end in range(1, len(order) + 1):
+        if end == len(order) or saved[order[end]] != saved[order[start]]:
+            if end - start > 1:
+                ranked[start:end] = sorted(ranked[start:end], key=rank)
+            start = end
+    return ranked
 
 
 def _operator_rank(e: Entry) -> tuple[float, str, tuple[str, ...], str]:
@@ -123,24 +139,44 @@ def _subgraph(e: Entry) -> dict[str, Any]:
     return entry
 
 
-def _totals(
-    state: BankState, operators: list[dict[str, Any]], subgraphs: list[dict[str, Any]], files: list[FileRow]
-) -> dict[str, Any]:
+class _Figures:
+    """What the totals say of a list of entries, in one pass: counts, time saved (summed in order, as the reference
+    sums it) and the median speed-up."""
+
+    def __init__(self, entries: list[dict[str, Any]], saved_field: str) -> None:
+        added = 0
+        saved: list[float] = []
+        speedups: list[float] = []
+        for e in entries:
+            if e["update_mode"] == "add":
+                added += 1
+            saved.append(e[saved_field])
+            speedup = e["speedup"]
+            if speedup is not None:
+                speedups.append(speedup)
+        self.count = len(entries)
+        self.added = added
+        self.updated = self.count - added  # update_mode is add or update
+        self.time_saved = float(sum(saved))
+        self.median_speedup = _median(speedups)
+
+
+def _totals(state: BankState, operators: _Figures, subgraphs: _Figures, files: list[FileRow]) -> dict[str, Any]:
     opat, sgat = _repo_totals(state.repo["OPAT"]), _repo_totals(state.repo["SGAT"])
     return {
         "files": len(files),
         "partial_files": sum(row.partial for row in files),
         "reports": sum(row.reports for row in files),
-        "operators": len(operators),
-        "operators_added": sum(e["update_mode"] == "add" for e in operators),
-        "operators_updated": sum(e["update_mode"] == "update" for e in operators),
-        "subgraphs": len(subgraphs),
-        "subgraphs_added": sum(e["update_mode"] == "add" for e in subgraphs),
-        "subgraphs_updated": sum(e["update_mode"] == "update" for e in subgraphs),
-        "operator_time_saved_us": float(sum(e["time_saved_us"] for e in operators)),
-        "subgraph_time_saved_ms": float(sum(e["time_saved_ms"] for e in subgraphs)),
-        "median_operator_speedup": _median(e["speedup"] for e in operators),
-        "median_subgraph_speedup": _median(e["speedup"] for e in subgraphs),
+        "operators": operators.count,
+        "operators_added": operators.added,
+        "operators_updated": operators.updated,
+        "subgraphs": subgraphs.count,
+        "subgraphs_added": subgraphs.added,
+        "subgraphs_updated": subgraphs.updated,
+        "operator_time_saved_us": operators.time_saved,
+        "subgraph_time_saved_ms": subgraphs.time_saved,
+        "median_operator_speedup": operators.median_speedup,
+        "median_subgraph_speedup": subgraphs.median_speedup,
         "opat_repo": opat,
         "sgat_repo": sgat,
         "opat_hit_rate": opat["hit"] / opat["total"] if opat["total"] else None,
@@ -160,7 +196,9 @@ def _repo_totals(values: list[int]) -> dict[str, int]:
 def _op_type_stats(operators: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for entry in operators:
-        groups.setdefault("+".join(entry["op_types"]) or "(none)", []).append(entry)
+        types: list[str] = entry["op_types"]
+        label = types[0] if len(types) == 1 else "+".join(types)  # a fused operator's types joined
+        groups.setdefault(label or "(none)", []).append(entry)
     stats = [
         {
             "op_type": op_type,
