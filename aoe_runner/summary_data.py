@@ -211,6 +211,18 @@ def _op_type_stats(operators: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(stats, key=lambda s: (-s["time_saved_us"], s["op_type"]))
 
 
+def largest_magnitude(entries: list[dict[str, Any]], names: list[str]) -> float:
+    """The largest absolute value of the entries' float fields `names`, NaN aside: json_format's check for floats
+    written with an exponent, here to be compiled with this module (one pass, instead of one per field)."""
+    largest = 0.0
+    for entry in entries:
+        for name in names:
+            value = entry[name]
+            if type(value) is float and (value > largest or -value > largest):
+                largest = abs(value)
+    return largest
+
+
 def _median(values: Iterable[float | None]) -> float | None:
     """statistics.median (the reference's), without loading statistics, decimal and fractions for it."""
     present = sorted(v for v in values if v is not None)

@@ -155,6 +155,15 @@ def test_json_that_msgspec_cannot_write_as_pydantic_does_falls_back_to_pydantic(
     assert plain_json(data) is None
 
 
+def test_a_nan_does_not_hide_a_float_written_with_an_exponent() -> None:
+    state, _, _ = merge_files([path for path in FIXTURES if path.parent.name == "training_opat"], workers=1)
+    data = state.summary_data()
+    assert len(data["operators"]) > 1 and plain_json(data) is not None
+    data["operators"][0]["speedup"] = float("nan")  # max() over [nan, 2e16] is nan: a check by max() missed the big one
+    data["operators"][1]["speedup"] = 2e16
+    assert plain_json(data) is None
+
+
 def test_a_plain_training_file_takes_the_typed_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "aoe_result_opat_20260310120000000_1.json"
     path.write_text(json.dumps(_random_document(random.Random(1), ["a", "b"], 0.0)), encoding="utf-8")

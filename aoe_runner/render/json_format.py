@@ -8,7 +8,6 @@ hostile values or names) the pydantic model writes it. Tests compare both on eve
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.jsontext import dump_json
@@ -57,12 +56,12 @@ def plain_json(data: Any) -> bytes | None:
 
 def _holds_exponent_float(data: dict[str, Any]) -> bool:
     """Is any float in this summary data written with an exponent of 16 or more? Entries are checked by field."""
+    from aoe_runner.summary_data import largest_magnitude  # compiled with the summary where mypyc is
+
     for entries in (data["operators"], data["subgraphs"]):
-        for name in _ENTRY_FLOATS:
-            if entries and name in entries[0]:
-                largest = max(map(abs, filter(None, map(itemgetter(name), entries))), default=0.0)  # None: no speed-up
-                if _big(largest):
-                    return True
+        names = [name for name in _ENTRY_FLOATS if entries and name in entries[0]]
+        if names and _big(largest_magnitude(entries, names)):
+            return True
     return any(_any_big(item) for key, item in data.items() if key not in ("operators", "subgraphs"))
 
 
