@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from aoe_runner.summary import BankSummary
 
 PARALLEL_MIN_BYTES = 48 * 2**20  # below this, starting workers costs more than it saves
-CHUNKS_PER_WORKER = 1
 FROM_ENVIRONMENT: Any = "environment"  # the cache the environment sets (on, in the aoe-runner home, by default)
 
 
@@ -148,26 +147,34 @@ ChunkResult = tuple[BankState, int, list[InputError], list["Stamp"]]
 
 
 def _merge_parts(paths: list[str], workers: int, cache: ReportCache | None) -> Iterator[ChunkResult]:
+    """Every file merged into one state, or into one per process: this one and `workers - 1` workers each take the
+    next file not yet taken (a shared counter) until none is left, so that they finish together whatever the
+    files' sizes and the other load on each CPU."""
     if workers <= 1 or len(paths) < 2:
         yield _merge_chunk(paths, cache)
         return
-    chunk_count = min(len(paths), workers * CHUNKS_PER_WORKER)
-    chunks = [(paths[start::chunk_count], cache) for start in range(chunk_count)]
+    context = _process_context()
+    next_file = context.Value("q", 0)
     # A Pool, not a ProcessPoolExecutor: leaving the block terminates the workers at once (on Ctrl-C too),
     # where the executor waits for each to finish its share.
-    with _process_context().Pool(workers - 1, initializer=_start_worker, initargs=(os.getpid(),)) as pool:
-        others = pool.imap(_merge_chunk_in_worker, chunks[1:])
-        yield _merge_chunk(*chunks[0])  # this process takes a share too: one state fewer to send back
+    with context.Pool(workers - 1, initializer=_start_worker, initargs=(os.getpid(), next_file)) as pool:
+        others = pool.imap(_merge_chunk_in_worker, [(paths, cache)] * (workers - 1))
+        yield _merge_chunk(paths, cache, next_file)  # this process takes files too: one state fewer to send back
         for wire, legacy, loaded, errors, stamps in others:
             state = BankState.from_wire(marshal.loads(wire))
             state.legacy = legacy
             yield state, loaded, errors, stamps
 
 
-def _start_worker(parent: int) -> None:
+_shared_next_file: Any = None  # in a worker: the counter of files taken, shared with the parent and other workers
+
+
+def _start_worker(parent: int, next_file: Any) -> None:
     """Ctrl-C is the parent's to handle (it stops the workers); a worker dies with the parent, whatever kills it."""
+    global _shared_next_file
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with(parent)
+    _shared_next_file = next_file
 
 
 def _merge_chunk_in_worker(
@@ -175,14 +182,15 @@ def _merge_chunk_in_worker(
 ) -> tuple[bytes, Any, int, list[InputError], list[Stamp]]:
     """_merge_chunk in a worker: its state goes back marshalled (compiled classes do not pickle; marshal is fast
     and writes any string), legacy sections pickled as they are."""
-    state, loaded, errors, stamps = _merge_chunk(*arguments)
+    state, loaded, errors, stamps = _merge_chunk(*arguments, _shared_next_file)
     return marshal.dumps(state.to_wire()), state.legacy, loaded, errors, stamps
 
 
-def _merge_chunk(paths: list[str], cache: ReportCache | None) -> ChunkResult:
+def _merge_chunk(paths: list[str], cache: ReportCache | None, next_file: Any = None) -> ChunkResult:
+    """The files of `paths`, or with a shared `next_file` counter those this process takes, merged into a state."""
     state, loaded, errors, stamps = BankState(), 0, [], []
     with collector.paused():  # in a worker too
-        for where in paths:
+        for where in paths if next_file is None else _taken(paths, next_file):
             try:
                 parsed, stamp = _load(where, cache)
             except InputError as error:
@@ -193,6 +201,17 @@ def _merge_chunk(paths: list[str], cache: ReportCache | None) -> ChunkResult:
             if stamp is not None:
                 stamps.append(stamp)
     return state, loaded, errors, stamps
+
+
+def _taken(paths: list[str], next_file: Any) -> Iterator[str]:
+    """The files of `paths` this process takes, one at a time, from the counter it shares with the others."""
+    while True:
+        with next_file.get_lock():
+            index = next_file.value
+            next_file.value = index + 1
+        if index >= len(paths):
+            return
+        yield paths[index]
 
 
 def _parse(where: str, data: bytes, mtime: float) -> ParsedFile:

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
+import time
 from pathlib import Path
 
-from aoe_runner import cli
+import pytest
+
+from aoe_runner import cli, reporting
 from aoe_runner.reporting import Loaded, merge_files, summarize_paths
 from aoe_runner.results.files import find_result_files
 from tests.conftest import DATA, SAMPLES
@@ -49,6 +53,34 @@ def test_worker_processes_give_exactly_the_serial_result() -> None:
     assert parallel_count == serial_count == 12  # 9 AOE files and 3 legacy Auto Tune files
     assert [e.message for e in parallel_errors] == [e.message for e in serial_errors]
     assert len(serial_errors) == 4
+
+
+def test_the_parent_and_a_worker_each_take_files_and_their_states_fold_into_the_serial_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files go to whichever process asks first; here the parent's first file waits until the worker has taken one,
+    so that both states are certain to hold files (the worker's comes back marshalled)."""
+    paths, _ = find_result_files([str(SAMPLES), str(DATA)])
+    parent, worker_took_one = os.getpid(), tmp_path / "worker-took-a-file"
+    load = reporting._load
+
+    def load_when_both_work(where: str, cache: object) -> object:
+        if os.getpid() != parent:
+            worker_took_one.touch()
+        deadline = time.monotonic() + 60
+        while not worker_took_one.exists():
+            assert time.monotonic() < deadline, "the worker took no file"
+            time.sleep(0.005)
+        return load(where, cache)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reporting, "_load", load_when_both_work)
+    parts = list(reporting._merge_parts([os.fspath(path) for path in paths], 2, None))
+    assert len(parts) == 2 and all(loaded >= 1 for _, loaded, _, _ in parts)
+    folded = parts[0][0]
+    folded.absorb(parts[1][0])
+    serial, serial_count, _ = merge_files(paths, workers=1)
+    assert sum(loaded for _, loaded, _, _ in parts) == serial_count
+    assert folded.summary().model_dump() == serial.summary().model_dump()
 
 
 def test_summarize_paths_keeps_path_errors_before_file_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
