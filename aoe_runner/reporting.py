@@ -3,8 +3,8 @@
 Files are parsed into columns (`results/parsed.py`) and merged into one BankState (`merge.py`); the summary is
 plain data until a caller asks for the pydantic model. A parsed file, and the merged state of a whole set of
 files, are kept in the cache (`results/cache.py`), so a second report over the same files reads only what
-changed. A large corpus is split across worker processes: each streams its share of the files, one at a time,
-into a local BankState, and the parent folds those together. The merge is commutative, so the summary is the
+changed. A large corpus is shared out among this process and forked workers (`sharing.py`): each takes the next
+file, one at a time, into a local BankState, and the parent folds those together. The merge is commutative, so the summary is the
 same whatever the split and whatever came from the cache (tests check both).
 """
 
@@ -12,24 +12,20 @@ from __future__ import annotations
 
 import marshal
 import os
-import signal
 import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner import collector
 from aoe_runner.errors import InputError
-from aoe_runner.lifeline import die_with
 from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, FileRow
 from aoe_runner.results.files import find_result_files, read_with_status
 
 if TYPE_CHECKING:
-    import multiprocessing.context
-
     from aoe_runner.diff import BankDiff
     from aoe_runner.results.cache import ReportCache, Stamp
     from aoe_runner.results.parsed import ParsedFile
@@ -148,49 +144,35 @@ ChunkResult = tuple[BankState, int, list[InputError], list["Stamp"]]
 
 def _merge_parts(paths: list[str], workers: int, cache: ReportCache | None) -> Iterator[ChunkResult]:
     """Every file merged into one state, or into one per process: this one and `workers - 1` workers each take the
-    next file not yet taken (a shared counter) until none is left, so that they finish together whatever the
-    files' sizes and the other load on each CPU."""
-    if workers <= 1 or len(paths) < 2:
+    next file not yet taken until none is left (`sharing.py`, which also redoes the files of a worker that dies)."""
+    if workers <= 1 or len(paths) < 2 or sys.platform != "linux":  # workers are forked where that is safe
         yield _merge_chunk(paths, cache)
         return
-    context = _process_context()
-    next_file = context.Value("q", 0)
-    # A Pool, not a ProcessPoolExecutor: leaving the block terminates the workers at once (on Ctrl-C too),
-    # where the executor waits for each to finish its share.
-    with context.Pool(workers - 1, initializer=_start_worker, initargs=(os.getpid(), next_file)) as pool:
-        others = pool.imap(_merge_chunk_in_worker, [(paths, cache)] * (workers - 1))
-        yield _merge_chunk(paths, cache, next_file)  # this process takes files too: one state fewer to send back
-        for wire, legacy, loaded, errors, stamps in others:
-            state = BankState.from_wire(marshal.loads(wire))
-            state.legacy = legacy
-            yield state, loaded, errors, stamps
+    from aoe_runner.sharing import Sharing
+
+    sharing = Sharing(partial(_merge_chunk, cache=cache), _chunk_to_wire, _chunk_from_wire)
+    yield from sharing.run(paths, workers)
 
 
-_shared_next_file: Any = None  # in a worker: the counter of files taken, shared with the parent and other workers
-
-
-def _start_worker(parent: int, next_file: Any) -> None:
-    """Ctrl-C is the parent's to handle (it stops the workers); a worker dies with the parent, whatever kills it."""
-    global _shared_next_file
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with(parent)
-    _shared_next_file = next_file
-
-
-def _merge_chunk_in_worker(
-    arguments: tuple[list[str], ReportCache | None],
-) -> tuple[bytes, Any, int, list[InputError], list[Stamp]]:
-    """_merge_chunk in a worker: its state goes back marshalled (compiled classes do not pickle; marshal is fast
-    and writes any string), legacy sections pickled as they are."""
-    state, loaded, errors, stamps = _merge_chunk(*arguments, _shared_next_file)
+def _chunk_to_wire(chunk: ChunkResult) -> tuple[bytes, Any, int, list[InputError], list[Stamp]]:
+    """A worker's result for the pipe: its state marshalled (compiled classes do not pickle; marshal is fast and
+    writes any string), legacy sections pickled as they are."""
+    state, loaded, errors, stamps = chunk
     return marshal.dumps(state.to_wire()), state.legacy, loaded, errors, stamps
 
 
-def _merge_chunk(paths: list[str], cache: ReportCache | None, next_file: Any = None) -> ChunkResult:
-    """The files of `paths`, or with a shared `next_file` counter those this process takes, merged into a state."""
+def _chunk_from_wire(wire: tuple[bytes, Any, int, list[InputError], list[Stamp]]) -> ChunkResult:
+    packed, legacy, loaded, errors, stamps = wire
+    state = BankState.from_wire(marshal.loads(packed))
+    state.legacy = legacy
+    return state, loaded, errors, stamps
+
+
+def _merge_chunk(paths: Iterable[str], cache: ReportCache | None) -> ChunkResult:
+    """The files of `paths` merged into a state."""
     state, loaded, errors, stamps = BankState(), 0, [], []
     with collector.paused():  # in a worker too
-        for where in paths if next_file is None else _taken(paths, next_file):
+        for where in paths:
             try:
                 parsed, stamp = _load(where, cache)
             except InputError as error:
@@ -201,17 +183,6 @@ def _merge_chunk(paths: list[str], cache: ReportCache | None, next_file: Any = N
             if stamp is not None:
                 stamps.append(stamp)
     return state, loaded, errors, stamps
-
-
-def _taken(paths: list[str], next_file: Any) -> Iterator[str]:
-    """The files of `paths` this process takes, one at a time, from the counter it shares with the others."""
-    while True:
-        with next_file.get_lock():
-            index = next_file.value
-            next_file.value = index + 1
-        if index >= len(paths):
-            return
-        yield paths[index]
 
 
 def _parse(where: str, data: bytes, mtime: float) -> ParsedFile:
@@ -265,15 +236,6 @@ def _worker_count(paths: list[str], statuses: dict[str, os.stat_result]) -> int:
     if cpus < 2 or total < PARALLEL_MIN_BYTES:
         return 1
     return min(cpus, 8)
-
-
-def _process_context() -> multiprocessing.context.BaseContext:
-    """fork where it is safe (Linux, no threads started): workers begin with everything imported."""
-    import multiprocessing
-
-    if sys.platform == "linux":
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
 
 
 def _refuse_empty_named(loaded: Loaded, arguments: Sequence[str]) -> Loaded:

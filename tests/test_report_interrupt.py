@@ -29,7 +29,7 @@ DRIVER = textwrap.dedent(
 
     parent, workers_file = os.getpid(), Path(sys.argv[1])
 
-    def busy_share(paths, cache, next_file=None):
+    def busy_share(paths, cache):
         if os.getpid() != parent:
             with open(workers_file, "a") as pids:
                 print(os.getpid(), file=pids)

@@ -1,0 +1,164 @@
+"""A report worker that dies costs time, never a hang or a file: real forked workers, really killed."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from aoe_runner import reporting, sharing
+from aoe_runner.reporting import merge_files
+from aoe_runner.results.files import find_result_files
+from aoe_runner.sharing import SharedFiles, WorkerFailed
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_results"
+DATA = Path(__file__).resolve().parent / "data"
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux's")
+
+
+def result_paths() -> list[str]:
+    paths, _ = find_result_files([str(SAMPLES), str(DATA)])
+    return [os.fspath(path) for path in paths]
+
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.005)
+
+
+def folded(parts: list[reporting.ChunkResult]) -> tuple[reporting.BankState, int]:
+    state = parts[0][0]
+    for part in parts[1:]:
+        state.absorb(part[0])
+    return state, sum(loaded for _, loaded, _, _ in parts)
+
+
+class RecordedSharedFiles(SharedFiles):
+    """SharedFiles that a test can reach from a worker, to take its lock."""
+
+    made: list[SharedFiles] = []
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(paths)
+        self.made.append(self)
+
+
+def load_killing_the_worker(tmp_path: Path, how: str) -> object:
+    """A `_load` under which the worker dies as `how` says once it has a file; the parent waits for that first."""
+    parent, worker_has_one, load = os.getpid(), tmp_path / "worker-has-a-file", reporting._load
+
+    def load_then_die(where: str, cache: object) -> object:
+        if os.getpid() == parent:
+            wait_for(worker_has_one)
+            return load(where, cache)  # type: ignore[arg-type]
+        worker_has_one.touch()
+        if how == "holding the counter's lock":
+            fcntl.lockf(RecordedSharedFiles.made[-1]._fd, fcntl.LOCK_EX)
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("not reached")
+
+    return load_then_die
+
+
+@pytest.mark.parametrize("how", ["after taking a file", "holding the counter's lock"])
+def test_the_files_of_a_killed_worker_are_merged_again_in_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    monkeypatch.setattr(reporting, "_load", load_killing_the_worker(tmp_path, how))
+    monkeypatch.setattr(sharing, "SharedFiles", RecordedSharedFiles)
+    parts = list(reporting._merge_parts(result_paths(), 3, None))
+
+    state, loaded = folded(parts)
+    monkeypatch.undo()
+    serial, serial_count, _ = merge_files([Path(p) for p in result_paths()], workers=1)
+    assert loaded == serial_count == 12
+    assert state.summary().model_dump() == serial.summary().model_dump()
+
+
+def test_a_worker_that_raises_fails_the_report_with_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, load = os.getpid(), reporting._load
+
+    def load_failing_in_a_worker(where: str, cache: object) -> object:
+        if os.getpid() != parent:
+            raise ZeroDivisionError("a bug in the worker")
+        time.sleep(0.05)  # leave files for the worker
+        return load(where, cache)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reporting, "_load", load_failing_in_a_worker)
+    with pytest.raises(WorkerFailed, match=r"^report worker 1 failed: ZeroDivisionError: a bug in the worker$") as failed:
+        list(reporting._merge_parts(result_paths(), 2, None))
+    assert "in load_failing_in_a_worker" in str(failed.value.__cause__)  # the worker's own traceback
+
+
+def test_the_counter_hands_each_file_out_once_and_remembers_who_took_it() -> None:
+    shared = SharedFiles(["a", "b", "c", "d"])
+    try:
+        first, second = shared.take(0), shared.take(3)
+        assert [next(first), next(second), next(first)] == ["a", "b", "c"]
+        assert list(second) == ["d"] and list(first) == []
+        assert shared.not_taken_by({0}) == ["b", "d"]
+        assert shared.not_taken_by({3}) == ["a", "c"]
+        assert shared.not_taken_by({0, 3}) == []
+    finally:
+        shared.close()
+
+
+DRIVER = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    from aoe_runner import reporting, sharing
+    from aoe_runner.__main__ import main
+
+    parent, worker_file, load = os.getpid(), Path(sys.argv[1]), reporting._load
+
+    def load_or_hang(where, cache):
+        if os.getpid() != parent:
+            worker_file.write_text(str(os.getpid()))
+            time.sleep(3600)
+        while not worker_file.exists():
+            time.sleep(0.01)
+        return load(where, cache)
+
+    reporting._load = load_or_hang
+    reporting.PARALLEL_MIN_BYTES = 0  # workers even for the small samples
+    sys.argv = ["aoe-runner", "report", *sys.argv[2:], "--format", "json"]
+    raise SystemExit(main())
+    """
+)
+
+
+def test_a_report_whose_worker_is_killed_from_outside_finishes_with_the_whole_summary(tmp_path: Path) -> None:
+    env = {**os.environ, "AOE_RUNNER_HOME": str(tmp_path / "home"), "AOE_RUNNER_CACHE": "off", "PYTHONPATH": str(ROOT)}
+    inputs = [str(SAMPLES), str(DATA)]
+    worker_file = tmp_path / "worker"
+    report = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(worker_file), *inputs],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    wait_for(worker_file)
+    time.sleep(0.1)  # the parent is past the file it waited on
+    os.kill(int(worker_file.read_text()), signal.SIGKILL)
+    out, err = report.communicate(timeout=60)
+
+    serial = subprocess.run(
+        [sys.executable, "-m", "aoe_runner", "report", *inputs, "--format", "json"],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert (report.returncode, err) == (serial.returncode, serial.stderr)
+    assert out == serial.stdout and b'"entries"' in out
