@@ -114,7 +114,8 @@ def _merge_files(
         cache = ReportCache.from_environment()
     wheres = [os.fspath(path) for path in paths]
     statuses = _regular_statuses(wheres)
-    state, stamps = None, []
+    state: BankState | None = None
+    stamps: list[Stamp] = []
     if cache is not None:
         found = cache.get_set(statuses)
         if found is not None:
@@ -131,12 +132,13 @@ def _merge_files(
         loaded += part_count
         errors += part_errors
         new_stamps += part_stamps
+    assert state is not None, "_merge_parts yields at least once"
     if cache is not None and new_stamps:
         cache.put_set(stamps + new_stamps, state)
         cache.trim()
     position = {where: index for index, where in enumerate(wheres)}
     errors.sort(key=lambda error: position.get(error.where, len(position)))
-    return state, loaded, errors  # type: ignore[return-value]  (_merge_parts yields at least once)
+    return state, loaded, errors
 
 
 ChunkResult = tuple[BankState, int, list[InputError], list["Stamp"]]
@@ -154,16 +156,19 @@ def _merge_parts(paths: list[str], workers: int, cache: ReportCache | None) -> I
     yield from sharing.run(paths, workers)
 
 
-def _chunk_to_wire(chunk: ChunkResult) -> tuple[bytes, Any, int, list[InputError], list[Stamp]]:
-    """A worker's result for the pipe: its state marshalled (compiled classes do not pickle; marshal is fast and
-    writes any string), legacy sections pickled as they are."""
+def _chunk_to_wire(chunk: ChunkResult) -> tuple[bool, bytes, Any, int, list[InputError], list[Stamp]]:
+    """A worker's result for the pipe: its state as msgpack (compiled classes do not pickle), or marshalled when
+    msgpack cannot write it (a lone surrogate in a name), legacy sections pickled as they are."""
     state, loaded, errors, stamps = chunk
-    return marshal.dumps(state.to_wire()), state.legacy, loaded, errors, stamps
+    try:
+        return True, state.to_bytes(), state.legacy, loaded, errors, stamps
+    except (UnicodeEncodeError, OverflowError):
+        return False, marshal.dumps(state.to_wire()), state.legacy, loaded, errors, stamps
 
 
-def _chunk_from_wire(wire: tuple[bytes, Any, int, list[InputError], list[Stamp]]) -> ChunkResult:
-    packed, legacy, loaded, errors, stamps = wire
-    state = BankState.from_wire(marshal.loads(packed))
+def _chunk_from_wire(sent: tuple[bool, bytes, Any, int, list[InputError], list[Stamp]]) -> ChunkResult:
+    as_msgpack, packed, legacy, loaded, errors, stamps = sent
+    state = BankState.from_bytes(packed) if as_msgpack else BankState.from_wire(marshal.loads(packed))
     state.legacy = legacy
     return state, loaded, errors, stamps
 
@@ -198,12 +203,13 @@ def _load(where: str, cache: ReportCache | None) -> tuple[ParsedFile, Stamp | No
         return _parse(where, data, info.st_mtime), None
     from aoe_runner.results.cache import Stamp
 
+    status: os.stat_result | None
     try:
-        info = os.stat(where)
+        status = os.stat(where)
     except OSError:
-        info = None
-    if info is not None and stat.S_ISREG(info.st_mode):
-        hit = cache.get_file(where, info)
+        status = None
+    if status is not None and stat.S_ISREG(status.st_mode):
+        hit = cache.get_file(where, status)
         if hit is not None:
             return hit
     data, info = read_with_status(where)

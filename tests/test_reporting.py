@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -120,3 +121,13 @@ def test_the_collector_is_paused_while_merging_and_summarising_and_then_as_it_wa
         gc.callbacks.remove(count)
         gc.set_threshold(*thresholds)
         (gc.enable if was_enabled else gc.disable)()
+
+
+def test_a_worker_state_that_msgpack_cannot_write_travels_marshalled() -> None:
+    paths, _ = find_result_files([str(SAMPLES)])
+    state, loaded, _ = merge_files(paths, workers=1)
+    state.operators.entries[0].key = "lone \ud800 surrogate"  # msgpack writes only valid UTF-8
+    sent = reporting._chunk_to_wire((state, loaded, [], []))
+    assert sent[0] is False  # not msgpack
+    received, count, _, _ = reporting._chunk_from_wire(pickle.loads(pickle.dumps(sent)))
+    assert count == loaded and received.to_wire() == state.to_wire()
