@@ -7,7 +7,8 @@ At exit, the interpreter's last garbage collections would walk every object the 
 of each command's time on the benchmark machine) only to free memory that exiting returns anyway. main() has the
 collector freeze those objects when the process exits, after every other exit handler has run; objects freed by
 reference counting are still freed, and files and databases are closed by the code that opened them, never by
-a collection.
+a collection. `report` goes further once its result is out (aoe_runner/exiting.py): it leaves without freeing its
+summary, after the exit handlers have run.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ INTERRUPTED = 130  # aoe_runner.errors.ExitCode.INTERRUPTED, not imported so tha
 def main() -> int:
     atexit.register(gc.freeze)  # handlers run last-registered first: this one after those registered later
     try:
+        from aoe_runner import exiting
         from aoe_runner.cli import main as cli_main
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return INTERRUPTED
+    exiting.run_as_program()
     return cli_main()
 
 

@@ -29,6 +29,7 @@ from aoe_runner.cli_options import (
 )
 from aoe_runner.crashlog import run_guarded
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
+from aoe_runner.exiting import leave
 from aoe_runner.terminal import Terminal, output_failure
 
 DEFAULT_THRESHOLD_PCT = 2.0  # aoe_runner.diff's default (a test keeps them equal), so --help need not build diff models
@@ -141,7 +142,9 @@ def report(
         if not loaded.files_loaded:
             return ExitCode.BAD_INPUT
         emit(terminal, loaded.render(formatter, rows), output)
-        return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
+        code = ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
+        leave(code)  # as the program: without freeing the summary one object at a time (exiting.py)
+        return code
     if script is not None and (paths or runs):
         raise UsageError("--script picks the two runs to compare; it cannot be given with paths or --run")
     old_paths, new_paths = _diff_sides(paths + runs, allow_env_drift, script, getattr(formatter, "drift", []))
