@@ -22,17 +22,19 @@ SAMPLES = ROOT / "sample_results"
 
 DRIVER = textwrap.dedent(
     """
-    import os, sys, time
+    import os, signal, sys, time
     from pathlib import Path
     from aoe_runner import reporting
     from aoe_runner.__main__ import main
 
-    parent, workers_file = os.getpid(), Path(sys.argv[1])
+    parent, workers_file, stopped = os.getpid(), Path(sys.argv[1]), sys.argv.pop() == "stopped"
 
     def busy_share(paths, cache):
         if os.getpid() != parent:
             with open(workers_file, "a") as pids:
                 print(os.getpid(), file=pids)
+            if stopped:
+                os.kill(os.getpid(), signal.SIGSTOP)  # as a debugger or a frozen cgroup would hold it
         else:
             while not workers_file.exists():
                 time.sleep(0.01)
@@ -47,11 +49,11 @@ DRIVER = textwrap.dedent(
 )
 
 
-def start_report(tmp_path: Path) -> tuple[psutil.Popen, Path]:
+def start_report(tmp_path: Path, workers: str = "working") -> tuple[psutil.Popen, Path]:
     workers_file = tmp_path / "workers"
     env = {**os.environ, "AOE_RUNNER_HOME": str(tmp_path / "home"), "AOE_RUNNER_CACHE": "off", "PYTHONPATH": str(ROOT)}
     process = psutil.Popen(
-        [sys.executable, "-c", DRIVER, str(workers_file), str(SAMPLES)],
+        [sys.executable, "-c", DRIVER, str(workers_file), str(SAMPLES), workers],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -94,4 +96,16 @@ def test_workers_die_with_a_killed_report(tmp_path: Path) -> None:
     process.kill()
     process.wait(timeout=15)
 
+    assert workers_left(workers_file) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux's")
+def test_ctrl_c_stops_a_report_whose_worker_is_stopped(tmp_path: Path) -> None:
+    """A stopped process does not act on SIGTERM: the workers are killed."""
+    process, workers_file = start_report(tmp_path, "stopped")
+
+    os.kill(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=15)
+
+    assert (process.returncode, err) == (130, "error: interrupted\n")
     assert workers_left(workers_file) == []

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -162,3 +164,64 @@ def test_a_report_whose_worker_is_killed_from_outside_finishes_with_the_whole_su
     )
     assert (report.returncode, err) == (serial.returncode, serial.stderr)
     assert out == serial.stdout and b'"entries"' in out
+
+
+def test_a_worker_killed_while_sending_its_result_loses_only_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The result is larger than the pipe holds, so the worker is in the middle of sending it when it is killed:
+    the parent reads a message cut short, which is a dead worker like any other."""
+    parent, load, pack, slept = os.getpid(), reporting._load, reporting._chunk_to_wire, []
+
+    def slow_in_the_parent(where: str, cache: object) -> object:
+        if os.getpid() == parent and not slept:
+            slept.append(time.sleep(0.5))  # on its first file: the worker takes the others and finishes first
+        return load(where, cache)  # type: ignore[arg-type]
+
+    def packed_then_killed(chunk: reporting.ChunkResult) -> object:
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGKILL)).start()
+        as_msgpack, data, *rest = pack(chunk)
+        return (as_msgpack, data + bytes(32 * 2**20), *rest)  # 32 MiB: sent in pieces the parent has to read
+
+    monkeypatch.setattr(reporting, "_load", slow_in_the_parent)
+    monkeypatch.setattr(reporting, "_chunk_to_wire", packed_then_killed)
+    parts = list(reporting._merge_parts(result_paths(), 2, None))
+
+    state, loaded = folded(parts)
+    monkeypatch.undo()
+    serial, serial_count, _ = merge_files([Path(p) for p in result_paths()], workers=1)
+    assert loaded == serial_count
+    assert state.summary().model_dump() == serial.summary().model_dump()
+
+
+def test_a_worker_that_raises_fails_the_report_before_this_process_has_done_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parent, load, loads_here = os.getpid(), reporting._load, []
+
+    def failing_in_the_worker(where: str, cache: object) -> object:
+        if os.getpid() != parent:
+            raise ZeroDivisionError("a bug in the worker")
+        loads_here.append(where)
+        time.sleep(0.1)
+        return load(where, cache)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reporting, "_load", failing_in_the_worker)
+    with pytest.raises(WorkerFailed):
+        list(reporting._merge_parts(result_paths(), 2, None))
+    assert len(loads_here) < len(result_paths()) - 4  # it stopped early, not after every file but the worker's
+
+
+def test_without_memory_for_the_counter_this_process_reads_every_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_memory(name: str, flags: int = 0) -> int:
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(os, "memfd_create", no_memory)
+    parts = list(reporting._merge_parts(result_paths(), 2, None))
+    state, loaded = folded(parts)
+    serial, serial_count, _ = merge_files([Path(p) for p in result_paths()], workers=1)
+    assert len(parts) == 1 and loaded == serial_count
+    assert state.summary().model_dump() == serial.summary().model_dump()
+
+
+def test_more_workers_than_the_counter_can_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="workers must be from 2 to 255"):
+        next(sharing.Sharing(list, list, list).run(["a", "b"], 256))
