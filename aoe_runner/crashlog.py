@@ -26,23 +26,26 @@ def run_guarded(dispatch: Callable[[], int], argv: Sequence[str], terminal: Term
         from aoe_runner.store.secrets import scrub  # a store URL's password is never printed or logged
 
         log = write_crash_log(error, argv)
-        terminal.error(scrub(f"internal error: {type(error).__name__}: {error} (crash log: {log}; please report it)"))
+        where = f"crash log: {log}" if log is not None else "no crash log: neither the home nor a temporary directory takes one"
+        terminal.error(scrub(f"internal error: {type(error).__name__}: {error} ({where}; please report it)"))
         return ExitCode.INTERNAL
 
 
-def write_crash_log(error: BaseException, argv: Sequence[str]) -> Path:
+def write_crash_log(error: BaseException, argv: Sequence[str]) -> Path | None:
+    """The log written under the home, else in the temporary directory; None when neither can be written."""
     from aoe_runner.store.secrets import scrub
 
     text = scrub(_crash_report(error, argv))
-    for directory in (runner_home() / "crash-logs", Path(tempfile.gettempdir())):
-        try:
+    for where in (lambda: runner_home() / "crash-logs", lambda: Path(tempfile.gettempdir())):
+        try:  # gettempdir raises when no temporary directory is usable: only asked when the home failed
+            directory = where()
             directory.mkdir(parents=True, exist_ok=True)
             path = directory / f"aoe-runner-crash-{datetime.now():%Y%m%d-%H%M%S-%f}.log"
             path.write_text(text, encoding="utf-8")
             return path
         except OSError:
             continue
-    raise error
+    return None
 
 
 def _crash_report(error: BaseException, argv: Sequence[str]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,33 @@ def test_an_internal_error_exits_3_and_writes_a_crash_log(tmp_path: Path) -> Non
     text = log.read_text()
     assert "aoe-runner 0.1.0" in text and "pydantic " in text and "argv ['report', 'x']" in text
     assert "ZeroDivisionError" in text and "Traceback" in text
+
+
+def test_an_internal_error_with_nowhere_to_write_its_log_is_still_one_line_and_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No writable home and no usable temporary directory (tempfile.gettempdir raises then): no log, no traceback."""
+    (tmp_path / "home").write_text("a file where the home should be")
+    monkeypatch.setenv("AOE_RUNNER_HOME", str(tmp_path / "home"))
+
+    def no_temporary_directory() -> str:
+        raise FileNotFoundError(2, "No usable temporary directory found")
+
+    monkeypatch.setattr(tempfile, "gettempdir", no_temporary_directory)
+    messages: list[str] = []
+
+    class Recorder(Terminal):
+        def error(self, message: str) -> None:
+            messages.append(message)
+
+    def buggy() -> int:
+        raise ZeroDivisionError("division by zero")
+
+    assert run_guarded(buggy, ["report", "x"], Recorder()) == ExitCode.INTERNAL
+    assert messages == [
+        "internal error: ZeroDivisionError: division by zero (no crash log: neither the home nor a temporary"
+        " directory takes one; please report it)"
+    ]
 
 
 def test_ctrl_c_inside_the_boundary_is_130() -> None:
