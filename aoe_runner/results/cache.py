@@ -50,6 +50,8 @@ _ENTRY_VERSION = 1
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
 _UNWRITABLE = (UnicodeEncodeError, TypeError, OverflowError, ValueError)
+_WRITING = ".write-"  # an entry being written, renamed into place when whole
+ABANDONED_AFTER_S = 600  # an entry still being written after this long was left by a killed process
 
 Identity = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
 
@@ -223,11 +225,15 @@ class ReportCache:
         for members_path in self._sets_newest_first()[MAX_SETS:]:
             _remove(members_path, members_path.with_suffix(".state"))
         entries: list[tuple[int, int, str]] = []
+        abandoned_before = time.time_ns() - ABANDONED_AFTER_S * 10**9
         for directory in (self.files, self.sets):
             with contextlib.suppress(OSError):
                 for entry in os.scandir(directory):
                     with contextlib.suppress(OSError):
                         info = entry.stat()
+                        if entry.name.startswith(_WRITING) and info.st_mtime_ns < abandoned_before:
+                            _remove(Path(entry.path))  # its writer was killed before renaming it
+                            continue
                         entries.append((info.st_mtime_ns, info.st_size, entry.path))
         total = sum(size for _, size, _ in entries)
         for _, size, path in sorted(entries):
@@ -279,7 +285,7 @@ def _write(path: Path, make_entry: Callable[[], Any]) -> int:
         return 0
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".write-")
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=_WRITING)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,20 @@ def test_the_cache_stays_within_its_bound(samples: Path, tmp_path: Path) -> None
         stored = [entry for directory in (cache.files, cache.sets) for entry in directory.iterdir()]
         assert sum(entry.stat().st_size for entry in stored) <= limit
         assert len([entry for entry in cache.sets.iterdir() if entry.suffix == ".members"]) <= cache_module.MAX_SETS
+
+
+def test_an_entry_left_half_written_by_a_killed_process_is_removed_once_it_is_old(samples: Path, cache: ReportCache) -> None:
+    merge_files(sorted(samples.rglob("aoe_result_*.json")), workers=1, cache=cache)
+    abandoned, in_progress = cache.files / ".write-abandoned", cache.files / ".write-in-progress"
+    for partial in (abandoned, in_progress):
+        partial.write_bytes(b"half an entry")
+    long_ago = time.time() - cache_module.ABANDONED_AFTER_S - 60
+    os.utime(abandoned, (long_ago, long_ago))
+
+    cache.trim()
+
+    assert not abandoned.exists()
+    assert in_progress.exists()  # perhaps another report's, still writing
 
 
 def test_an_unreadable_or_foreign_entry_is_a_miss(samples: Path, cache: ReportCache) -> None:
