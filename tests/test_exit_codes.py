@@ -44,7 +44,8 @@ def test_contract(argv: list[str], code: int) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_an_internal_error_exits_3_and_writes_a_crash_log(tmp_path: Path) -> None:
+def _crash_messages() -> list[str]:
+    """The error lines of a bug (ZeroDivisionError) inside the crash boundary, which must exit 3."""
     messages: list[str] = []
 
     class Recorder(Terminal):
@@ -55,7 +56,11 @@ def test_an_internal_error_exits_3_and_writes_a_crash_log(tmp_path: Path) -> Non
         raise ZeroDivisionError("division by zero")
 
     assert run_guarded(buggy, ["report", "x"], Recorder()) == ExitCode.INTERNAL
-    (message,) = messages
+    return messages
+
+
+def test_an_internal_error_exits_3_and_writes_a_crash_log(tmp_path: Path) -> None:
+    (message,) = _crash_messages()
     assert message.startswith("internal error: ZeroDivisionError: division by zero (crash log: ")
     log = Path(message.split("crash log: ")[1].split(";")[0])
     text = log.read_text()
@@ -74,17 +79,7 @@ def test_an_internal_error_with_nowhere_to_write_its_log_is_still_one_line_and_e
         raise FileNotFoundError(2, "No usable temporary directory found")
 
     monkeypatch.setattr(tempfile, "gettempdir", no_temporary_directory)
-    messages: list[str] = []
-
-    class Recorder(Terminal):
-        def error(self, message: str) -> None:
-            messages.append(message)
-
-    def buggy() -> int:
-        raise ZeroDivisionError("division by zero")
-
-    assert run_guarded(buggy, ["report", "x"], Recorder()) == ExitCode.INTERNAL
-    assert messages == [
+    assert _crash_messages() == [
         "internal error: ZeroDivisionError: division by zero (no crash log: neither the home nor a temporary"
         " directory takes one; please report it)"
     ]
