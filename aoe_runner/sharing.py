@@ -3,10 +3,10 @@
 Every process takes the next file not yet taken until none is left, so that all finish together whatever the
 files' sizes and the other load on each CPU. The workers are forked, and inherit the counter: a small nameless
 file in memory (memfd) under a POSIX record lock, which the kernel releases when its holder dies, in which each
-file records the process that took it. A worker that dies (SIGKILL, the OOM killer) before its result is in loses that result,
-and its files are done again here: the work costs more time, never a hang or a missing file. A worker that
-raises fails the whole at once (this process looks for news after each of its own files), and leaving kills the
-workers (SIGKILL: they hold nothing to clean up, and a stopped one would never act on SIGTERM).
+file records the process that took it. A worker that dies (SIGKILL, the OOM killer) before its result is in
+loses that result, and its files are done again here: the work costs more time, never a hang or a missing file.
+A worker that raises fails the whole at once (this process looks for news after each of its own files), and
+leaving kills the workers (SIGKILL: they hold nothing to clean up, and a stopped one would never act on SIGTERM).
 """
 
 from __future__ import annotations
