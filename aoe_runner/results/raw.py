@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 import msgspec
 
@@ -28,8 +28,9 @@ from aoe_runner.results.text import (
     shortened,
     strict_text,
 )
-from aoe_runner.results.typed import NotTyped, decode_typed
+from aoe_runner.results.typed import KeyCountingDecoder, NotTyped, TopLevelKey, decode_typed
 
+_GENERIC = KeyCountingDecoder(Union[dict[TopLevelKey, Any], list[Any]])  # noqa: UP007
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 _OUTSIDE_STRINGS = re.compile(r"[0-9+\-.eEtruefalsn,: \t\n\r]*")  # a run of JSON's own characters between strings
@@ -72,16 +73,24 @@ def _decode_utf8(data: bytes, where: str, typed: bool) -> RawDocument:
             if not miss.generic_can_decode:  # a generic dict would fail the same way or drop a repeated key
                 return _decode_slowly(data, where)
     try:
-        doc = msgspec.json.decode(data)
+        doc, repeated = _decode_generic(data)
     except msgspec.DecodeError:
         return _decode_slowly(data, where)
     if isinstance(doc, dict):
-        if data.count(b'"report_') > len(doc):  # a repeated key would have been dropped
+        if repeated:  # the dict kept only the last value of a repeated key: the slow path keeps each
             return _decode_slowly(data, where)
         return RawDocument("training", list(doc.items()))
     if isinstance(doc, list):
         return RawDocument("offline", [(None, doc)])
     raise InputError(where, f"not an AOE result file: the top level is {_kind(doc)}, not an object or a list")
+
+
+def _decode_generic(data: bytes) -> tuple[Any, bool]:
+    """The document and whether a top-level key was repeated; raises msgspec.DecodeError as msgspec.json.decode."""
+    try:
+        return _GENERIC.decode(data)  # type: ignore[no-any-return]
+    except msgspec.ValidationError:  # neither an object nor a list (the caller names it), or a number out of range
+        return msgspec.json.decode(data), False
 
 
 def _decode_repaired(data: bytes, where: str, typed: bool) -> RawDocument:

@@ -9,6 +9,7 @@ records arrive as `TypedOperators`; every other section arrives as the plain dic
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Literal, Union
 
 import msgspec
@@ -59,7 +60,40 @@ class _Part(msgspec.Struct, forbid_unknown_fields=True):
     SGAT: Any = UNSET
 
 
-_DOCUMENT = msgspec.json.Decoder(dict[str, list[_Part]])
+class TopLevelKey(str):
+    """A key of the top-level object as KeyCountingDecoder decodes it (msgspec makes each one through the hook)."""
+
+
+class _KeysDecoded(threading.local):
+    count = 0  # top-level keys decoded in this thread by the current KeyCountingDecoder.decode
+
+
+_keys_decoded = _KeysDecoded()
+
+
+def _count_key(kind: type, key: str) -> TopLevelKey:
+    _keys_decoded.count += 1
+    return TopLevelKey(key)
+
+
+class KeyCountingDecoder:
+    """A msgspec JSON decoder for a type whose top-level object is keyed by TopLevelKey, which also tells whether a
+    key was repeated: a dict keeps only the last value of a repeated key, so it then holds fewer keys than were
+    decoded. Exact however the keys are written (an escape, `\\u0072eport_1`, is the same key as `report_1`)."""
+
+    def __init__(self, shape: Any) -> None:
+        self._decoder = msgspec.json.Decoder(shape, dec_hook=_count_key)
+
+    def decode(self, data: bytes) -> tuple[Any, bool]:
+        """The document, its top-level keys plain str again, and whether a top-level key was repeated."""
+        _keys_decoded.count = 0
+        document = self._decoder.decode(data)
+        if not isinstance(document, dict):
+            return document, False
+        return {str(key): value for key, value in document.items()}, _keys_decoded.count != len(document)
+
+
+_DOCUMENT = KeyCountingDecoder(dict[TopLevelKey, list[_Part]])
 _OPAT_KEYS = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(_Opat))
 
 
@@ -86,14 +120,14 @@ def decode_typed(data: bytes) -> list[tuple[str, list[dict[str, Any]]]]:
 def decode_document(data: bytes) -> TypedDocument:
     """The document as decoded structs; raises NotTyped as decode_typed does."""
     try:
-        document = _DOCUMENT.decode(data)
+        document, repeated = _DOCUMENT.decode(data)
     except msgspec.ValidationError:
         raise NotTyped(generic_can_decode=True) from None
     except msgspec.DecodeError:
         raise NotTyped(generic_can_decode=False) from None
-    if data.count(b'"report_') > len(document):
+    if repeated:
         raise NotTyped(generic_can_decode=False)
-    return document
+    return document  # type: ignore[no-any-return]
 
 
 def without_operators(document: TypedDocument) -> list[tuple[str, list[dict[str, Any]]]]:

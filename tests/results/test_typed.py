@@ -107,6 +107,9 @@ def test_the_plain_current_format_takes_the_typed_path() -> None:
         ("flat operator times", b'{"report_1": [{"OPAT": {"repo_modified_operators": [{"op_name": "a"}]}}]}', True),
         ("unknown section", b'{"report_1": [{"WHAT": {}}]}', True),
         ("repeated report key", b'{"report_1": [{"basic": {}}], "report_1": [{"basic": {}}]}', False),
+        ("repeated key of any name", b'{"x": [{"basic": {}}], "x": [{"OPAT": null}], "y": [{"basic": {}}]}', False),
+        ("a repeated key, once with an empty list", b'{"report_1": [], "report_1": [{"basic": {}}]}', False),
+        ("a repeated key written with an escape", b'{"report_1": [{"basic": {}}], "\\u0072eport_1": [{"basic": {}}]}', False),
         ("truncated", b'{"report_1": [{"basic": {', False),
     ],
 )
@@ -114,3 +117,25 @@ def test_other_variants_are_left_to_the_other_decoders(variant: str, text: bytes
     with pytest.raises(NotTyped) as miss:
         decode_typed(text)
     assert miss.value.generic_can_decode is generic_can_decode
+
+
+_report_lists = st.lists(st.sampled_from(['{"basic": {}}', '{"OPAT": null}', '{"SGAT": {}}']), max_size=2)
+_written_keys = st.sampled_from(["report_1", "report_2", "x", "\\u0072eport_1"])  # the last is report_1 again
+
+
+@settings(max_examples=300)
+@given(members=st.lists(st.tuples(_written_keys, _report_lists), min_size=1, max_size=4))
+def test_repeated_keys_are_never_read_as_one(members: list[tuple[str, list[str]]]) -> None:
+    """A dict keeps only the last value of a repeated key: the typed path must see the repetition whatever the key,
+    however it is written and however many parts each list has, and read every report as the slow path does. The
+    generic path must agree."""
+    data = ("{" + ", ".join(f'"{key}": [{", ".join(parts)}]' for key, parts in members) + "}").encode()
+    keys = [json.loads(f'"{key}"') for key, _ in members]
+    if len(set(keys)) < len(keys):
+        with pytest.raises(NotTyped):
+            decode_typed(data)
+    fast, generic = _both_ways(data)
+    if not isinstance(fast, str):  # not a file where no report holds a section
+        kept = [key for key, (_, parts) in zip(keys, members, strict=True) if parts]  # an empty list is no report
+        assert [report["key"] for report in fast["reports"]] == kept  # type: ignore[index]
+    assert fast == generic
