@@ -3,7 +3,8 @@
 The fast path is one typed msgspec decode (`typed.py`) for the current training format; other
 variants take one generic msgspec decode. The slow path, a stdlib decoder that walks the top-level
 object one report at a time, runs only when that fails (a file cut off while AOE was writing it) or
-when a report key may be repeated (a dict would keep only the last of two identical keys). Bytes that
+when a top-level key is repeated (a dict keeps only the last of two; the decoders count the keys they
+decode, typed.KeyCountingDecoder, so an escaped repetition is seen too). Bytes that
 are not UTF-8 are read as U+FFFD, and lone surrogates kept as written, each with a note for the user.
 """
 
