@@ -79,7 +79,8 @@ def _count_key(kind: type, key: str) -> TopLevelKey:
 class KeyCountingDecoder:
     """A msgspec JSON decoder for a type whose top-level object is keyed by TopLevelKey, which also tells whether a
     key was repeated: a dict keeps only the last value of a repeated key, so it then holds fewer keys than were
-    decoded. Exact however the keys are written (an escape, `\\u0072eport_1`, is the same key as `report_1`)."""
+    decoded. Exact however the keys are written (an escape, `\\u0072eport_1`, is the same key as `report_1`). The
+    hook counts every TopLevelKey it makes, so `shape` must use it once: as the key of its top-level dict."""
 
     def __init__(self, shape: Any) -> None:
         self._decoder = msgspec.json.Decoder(shape, dec_hook=_count_key)
