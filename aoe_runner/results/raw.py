@@ -89,7 +89,7 @@ def _decode_utf8(data: bytes, where: str, typed: bool) -> RawDocument:
 def _decode_generic(data: bytes) -> tuple[Any, bool]:
     """The document and whether a top-level key was repeated; raises msgspec.DecodeError as msgspec.json.decode."""
     try:
-        return _GENERIC.decode(data)  # type: ignore[no-any-return]
+        return _GENERIC.decode(data)
     except msgspec.ValidationError:  # neither an object nor a list (the caller names it), or a number out of range
         return msgspec.json.decode(data), False
 

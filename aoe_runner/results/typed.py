@@ -128,7 +128,7 @@ def decode_document(data: bytes) -> TypedDocument:
         raise NotTyped(generic_can_decode=False) from None
     if repeated:
         raise NotTyped(generic_can_decode=False)
-    return document  # type: ignore[no-any-return]
+    return document
 
 
 def without_operators(document: TypedDocument) -> list[tuple[str, list[dict[str, Any]]]]:
