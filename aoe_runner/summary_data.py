@@ -17,19 +17,22 @@ SCHEMA_VERSION = 1  # summary.SCHEMA_VERSION
 
 
 def summary_data(state: BankState, min_gain_pct: float) -> dict[str, Any]:
-    operators = [_operator(entry) for entry in _ranked(state.operators, _operator_rank)]
-    subgraphs = [_subgraph(entry) for entry in _ranked(state.subgraphs, _subgraph_rank)]
-    operator_figures, subgraph_figures = _Figures(operators, "time_saved_us"), _Figures(subgraphs, "time_saved_ms")
     threshold = 1 + min_gain_pct / 100
+    operators = _Listing(threshold)
+    for entry in _ranked(state.operators, _operator_rank):
+        operators.add_operator(entry)
+    subgraphs = _Listing(threshold)
+    for entry in _ranked(state.subgraphs, _subgraph_rank):
+        subgraphs.add_subgraph(entry)
     files = sorted(state.files, key=_path)
     points = sorted(state.model_points, key=lambda point: point.source.order())
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "min_gain_pct": float(min_gain_pct),
-        "totals": _totals(state, operator_figures, subgraph_figures, files),
-        "operators": operators,
-        "subgraphs": subgraphs,
-        "op_types": _op_type_stats(operators),
+        "totals": _totals(state, operators, subgraphs, files),
+        "operators": operators.rows,
+        "subgraphs": subgraphs.rows,
+        "op_types": operators.op_type_stats(),
         "model_times": [
             {
                 "section": p.section,
@@ -41,10 +44,8 @@ def summary_data(state: BankState, min_gain_pct: float) -> dict[str, Any]:
             }
             for p in points
         ],
-        "no_real_gain": [operator_label(e) for e in operators if _below(e, threshold)]
-        + [_subgraph_label(e) for e in subgraphs if _below(e, threshold)],
-        "conflicts": [operator_label(e) for e in operators if e["conflict"]]
-        + [_subgraph_label(e) for e in subgraphs if e["conflict"]],
+        "no_real_gain": operators.below + subgraphs.below,
+        "conflicts": operators.conflicts + subgraphs.conflicts,
         "files": [row.data() for row in files],
     }
     legacy = state.legacy.summary(min_gain_pct) if state.legacy is not None else None
@@ -64,15 +65,6 @@ def operator_label(e: dict[str, Any]) -> str:
     """summary.operator_label for an entry as plain data."""
     mode = f" ({e['tuning_mode']})" if e["tuning_mode"] else ""
     return f"{e['name']} [{'+'.join(e['op_types'])}]{mode}"
-
-
-def _subgraph_label(e: dict[str, Any]) -> str:
-    return f"subgraph {e['repo_key']}"
-
-
-def _below(e: dict[str, Any], threshold: float) -> bool:
-    speedup = e["speedup"]
-    return speedup is not None and speedup < threshold  # type: ignore[no-any-return]
 
 
 def _path(row: FileRow) -> str:
@@ -107,61 +99,116 @@ def _subgraph_rank(e: Entry) -> tuple[float, str]:
     return (-(e.before - e.after), e.key)
 
 
-def _common(e: Entry) -> dict[str, Any]:
-    return {
-        "update_mode": "update" if e.update else "add",
-        "improvement_raw": e.raw,
-        "speedup": e.before / e.after if e.after > 0 else None,
-        "times_tuned": e.tuned,
-        "source": e.latest.provenance(),
-        "conflict": e.conflict(),
-    }
+class _Listing:
+    """A table's entries as plain data rows, in rank order, and what the summary says of them, gathered in the same
+    one pass from the entries' attributes (no row is read back): counts, time saved (summed in order, as the
+    reference sums it), speed-ups for the medians, the labels below the gain threshold and in conflict, and the
+    operators' op-type groups."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.rows: list[dict[str, Any]] = []
+        self.added = 0
+        self.saved: list[float] = []
+        self.speedups: list[float] = []
+        self.below: list[str] = []
+        self.conflicts: list[str] = []
+        self.groups: dict[str, tuple[list[float], list[float]]] = {}  # op type label: time saved, speed-ups
+
+    def add_operator(self, e: Entry) -> None:
+        types = e.types
+        op_types: list[str] = [types] if isinstance(types, str) else list(types)  # type: ignore[call-overload]
+        joined = "+".join(op_types)  # a fused operator's types joined
+        before, after, mode = e.before, e.after, e.mode
+        speedup = before / after if after > 0 else None
+        saved = before - after
+        conflict = e.conflict()
+        self.rows.append(
+            {
+                "update_mode": "update" if e.update else "add",
+                "improvement_raw": e.raw,
+                "speedup": speedup,
+                "times_tuned": e.tuned,
+                "source": e.latest.provenance(),
+                "conflict": conflict,
+                "name": e.key,
+                "op_types": op_types,
+                "tuning_mode": mode,
+                "before_us": before,
+                "after_us": after,
+                "time_saved_us": saved,
+            }
+        )
+        group = self.groups.get(joined or "(none)")
+        if group is None:
+            group = self.groups[joined or "(none)"] = ([], [])
+        group[0].append(saved)
+        if speedup is not None:
+            group[1].append(speedup)
+        below, conflicted = self._tally(e.update, saved, speedup, conflict)
+        if below or conflicted:
+            label = f"{e.key} [{joined}]{f' ({mode})' if mode else ''}"  # operator_label
+            if below:
+                self.below.append(label)
+            if conflicted:
+                self.conflicts.append(label)
+
+    def add_subgraph(self, e: Entry) -> None:
+        before, after = e.before, e.after
+        speedup = before / after if after > 0 else None
+        saved = before - after
+        conflict = e.conflict()
+        self.rows.append(
+            {
+                "update_mode": "update" if e.update else "add",
+                "improvement_raw": e.raw,
+                "speedup": speedup,
+                "times_tuned": e.tuned,
+                "source": e.latest.provenance(),
+                "conflict": conflict,
+                "repo_key": e.key,
+                "before_ms": before,
+                "after_ms": after,
+                "time_saved_ms": saved,
+            }
+        )
+        below, conflicted = self._tally(e.update, saved, speedup, conflict)
+        if below:
+            self.below.append(f"subgraph {e.key}")
+        if conflicted:
+            self.conflicts.append(f"subgraph {e.key}")
+
+    def _tally(self, update: bool, saved: float, speedup: float | None, conflict: str | None) -> tuple[bool, bool]:
+        """Count an entry; is it below the gain threshold, and in conflict?"""
+        if not update:
+            self.added += 1
+        self.saved.append(saved)
+        if speedup is None:
+            return False, bool(conflict)
+        self.speedups.append(speedup)
+        return speedup < self.threshold, bool(conflict)
+
+    @property
+    def count(self) -> int:
+        return len(self.rows)
+
+    @property
+    def updated(self) -> int:
+        return len(self.rows) - self.added  # update_mode is add or update
+
+    @property
+    def time_saved(self) -> float:
+        return float(sum(self.saved))
+
+    def op_type_stats(self) -> list[dict[str, Any]]:
+        stats = [
+            {"op_type": op_type, "entries": len(saved), "time_saved_us": float(sum(saved)), "median_speedup": _median(speedups)}
+            for op_type, (saved, speedups) in self.groups.items()
+        ]
+        return sorted(stats, key=lambda s: (-s["time_saved_us"], s["op_type"]))
 
 
-def _operator(e: Entry) -> dict[str, Any]:
-    entry = _common(e)
-    types = e.types
-    entry["name"] = e.key
-    entry["op_types"] = [types] if isinstance(types, str) else list(types)  # type: ignore[call-overload]
-    entry["tuning_mode"] = e.mode
-    entry["before_us"] = e.before
-    entry["after_us"] = e.after
-    entry["time_saved_us"] = e.before - e.after
-    return entry
-
-
-def _subgraph(e: Entry) -> dict[str, Any]:
-    entry = _common(e)
-    entry["repo_key"] = e.key
-    entry["before_ms"] = e.before
-    entry["after_ms"] = e.after
-    entry["time_saved_ms"] = e.before - e.after
-    return entry
-
-
-class _Figures:
-    """What the totals say of a list of entries, in one pass: counts, time saved (summed in order, as the reference
-    sums it) and the median speed-up."""
-
-    def __init__(self, entries: list[dict[str, Any]], saved_field: str) -> None:
-        added = 0
-        saved: list[float] = []
-        speedups: list[float] = []
-        for e in entries:
-            if e["update_mode"] == "add":
-                added += 1
-            saved.append(e[saved_field])
-            speedup = e["speedup"]
-            if speedup is not None:
-                speedups.append(speedup)
-        self.count = len(entries)
-        self.added = added
-        self.updated = self.count - added  # update_mode is add or update
-        self.time_saved = float(sum(saved))
-        self.median_speedup = _median(speedups)
-
-
-def _totals(state: BankState, operators: _Figures, subgraphs: _Figures, files: list[FileRow]) -> dict[str, Any]:
+def _totals(state: BankState, operators: _Listing, subgraphs: _Listing, files: list[FileRow]) -> dict[str, Any]:
     opat, sgat = _repo_totals(state.repo["OPAT"]), _repo_totals(state.repo["SGAT"])
     return {
         "files": len(files),
@@ -175,8 +222,8 @@ def _totals(state: BankState, operators: _Figures, subgraphs: _Figures, files: l
         "subgraphs_updated": subgraphs.updated,
         "operator_time_saved_us": operators.time_saved,
         "subgraph_time_saved_ms": subgraphs.time_saved,
-        "median_operator_speedup": operators.median_speedup,
-        "median_subgraph_speedup": subgraphs.median_speedup,
+        "median_operator_speedup": _median(operators.speedups),
+        "median_subgraph_speedup": _median(subgraphs.speedups),
         "opat_repo": opat,
         "sgat_repo": sgat,
         "opat_hit_rate": opat["hit"] / opat["total"] if opat["total"] else None,
@@ -191,24 +238,6 @@ def _totals(state: BankState, operators: _Figures, subgraphs: _Figures, files: l
 
 def _repo_totals(values: list[int]) -> dict[str, int]:
     return dict(zip(("reports", *REPO_FIELDS), values, strict=True))
-
-
-def _op_type_stats(operators: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for entry in operators:
-        types: list[str] = entry["op_types"]
-        label = types[0] if len(types) == 1 else "+".join(types)  # a fused operator's types joined
-        groups.setdefault(label or "(none)", []).append(entry)
-    stats = [
-        {
-            "op_type": op_type,
-            "entries": len(members),
-            "time_saved_us": float(sum(e["time_saved_us"] for e in members)),
-            "median_speedup": _median(e["speedup"] for e in members),
-        }
-        for op_type, members in groups.items()
-    ]
-    return sorted(stats, key=lambda s: (-s["time_saved_us"], s["op_type"]))
 
 
 def largest_magnitude(entries: list[dict[str, Any]], names: list[str]) -> float:
