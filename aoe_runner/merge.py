@@ -479,7 +479,7 @@ class BankState:
         ]
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> BankState:
+    def from_bytes(cls, data: bytes | memoryview) -> BankState:
         """Raises ValueError for data this version did not write."""
         try:
             return cls.from_wire(_DECODER.decode(data))

@@ -114,27 +114,28 @@ def _merge_files(
         cache = ReportCache.from_environment()
     wheres = [os.fspath(path) for path in paths]
     statuses = _regular_statuses(wheres)
-    state: BankState | None = None
-    stamps: list[Stamp] = []
-    if cache is not None:
-        found = cache.get_set(statuses)
-        if found is not None:
-            state, stamps = found
+    stored = cache.get_set(statuses) if cache is not None else None
+    stamps = stored.stamps if stored is not None else []
     members = {stamp.path for stamp in stamps}
     rest = [where for where in wheres if where not in members]
     count = workers if workers is not None else _worker_count(rest, statuses)
+    added: BankState | None = None  # what the files not in the stored set add to it
     loaded, errors, new_stamps = len(stamps), [], []
     for part, part_count, part_errors, part_stamps in _merge_parts(rest, count, cache):
-        if state is None:
-            state = part
+        if added is None:
+            added = part
         else:
-            state.absorb(part)
+            added.absorb(part)
         loaded += part_count
         errors += part_errors
         new_stamps += part_stamps
-    assert state is not None, "_merge_parts yields at least once"
+    assert added is not None, "_merge_parts yields at least once"
+    state = added
+    if stored is not None:
+        state = stored.state
+        state.absorb(added)  # as a later report reads it back: the stored set, then what was added (put_set)
     if cache is not None and new_stamps:
-        cache.put_set(stamps + new_stamps, state)
+        cache.put_set(stamps + new_stamps, state, stored, added)
         cache.trim()
     position = {where: index for index, where in enumerate(wheres)}
     errors.sort(key=lambda error: position.get(error.where, len(position)))

@@ -3,7 +3,9 @@
 Two kinds of entry, each one file written elsewhere and renamed into place (so a reader sees a whole entry or
 none, and two processes can share the cache):
 - `sets/<hash of the members>`: the merged BankState of a set of files, with its members listed beside it, so a
-  report over the same files plus new ones reads the set and parses only the new files;
+  report over the same files plus new ones reads the set and parses only the new files. A set made so is stored
+  as what its new files add and the name of the set they add to (`.state` holds both, so the two always agree),
+  at most MAX_CHAIN sets deep: a second report writes what it parsed, not the whole bank again;
 - `files/<hash of path, device, inode>`: one result file's ParsedFile, for a report that no stored set fits (one
   of its files changed, as a live result file does). A file's entry is written when the file is parsed while a
   stored set lists it unchanged, that is once it has proved to be read again: a first report writes its set alone
@@ -45,8 +47,10 @@ SIZE_VARIABLE = "AOE_RUNNER_CACHE_MB"
 DEFAULT_LIMIT_MB = 512
 RACY_NS = 2_000_000_000  # a file whose mtime or ctime is this close to the moment it was read is checked by content
 HASHED_SIZE = 1 << 20  # files up to this size always keep a content hash: it costs nothing to check
-MAX_SETS = 4  # merged sets kept; the oldest go first
-_ENTRY_VERSION = 1
+MAX_SETS = 4  # merged sets kept (with the sets they add to); the oldest go first
+MAX_CHAIN = 4  # a set adds to at most this many stored sets below it; one that would add to more is stored whole
+_ENTRY_VERSION = 2
+_WHOLE = b"-"  # the first line of a set's state that adds to no other set
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
 _UNWRITABLE = (UnicodeEncodeError, TypeError, OverflowError, ValueError)
@@ -73,6 +77,7 @@ def code_identity() -> str:
 
 
 _CODE_NAME = re.compile(r"[0-9a-f]{16}")
+_SET_NAME = re.compile(rb"[0-9a-f]{32}")
 
 
 def identity(info: os.stat_result) -> Identity:
@@ -121,6 +126,20 @@ def _hash_of_file(path: str) -> bytes | None:
         return None
 
 
+class StoredSet:
+    """A stored set read back: the merged state of its members, their stamps, and the names of the set and of the
+    sets it adds to, nearest first (`chain`)."""
+
+    __slots__ = ("state", "stamps", "chain")
+
+    def __init__(self, state: BankState, stamps: list[Stamp], chain: list[str]) -> None:
+        self.state, self.stamps, self.chain = state, stamps, chain
+
+    @property
+    def name(self) -> str:
+        return self.chain[0]
+
+
 class ReportCache:
     def __init__(self, base: Path, limit_bytes: int, every_file: bool = False) -> None:
         """`every_file`: store each parsed file's entry at once, not only once a stored set lists it."""
@@ -156,9 +175,11 @@ class ReportCache:
             stamp = Stamp.from_wire(wire)
             if version != _ENTRY_VERSION or not stamp.holds(path, info):
                 return None
-            return ParsedFile.from_bytes(body), stamp
+            parsed = ParsedFile.from_bytes(body)
         except (ValueError, TypeError):
             return None
+        _touch(self._file_entry(path, info))
+        return parsed, stamp
 
     def put_file(self, stamp: Stamp, info: os.stat_result, parsed: ParsedFile) -> int:
         """Store a parsed file once it has proved to be read again (see the module's docstring); the bytes written (0
@@ -173,27 +194,48 @@ class ReportCache:
 
     # merged sets of files
 
-    def get_set(self, current: dict[str, os.stat_result]) -> tuple[BankState, list[Stamp]] | None:
-        """The largest stored set whose members are all among `current` and unchanged, and its members' stamps."""
-        best: tuple[int, Path, list[Stamp]] | None = None
-        for members_path in self._sets_newest_first():
+    def get_set(self, current: dict[str, os.stat_result]) -> StoredSet | None:
+        """The largest stored set whose members are all among `current` and unchanged."""
+        best: tuple[str, list[Stamp]] | None = None
+        for _, members_path in self._sets_by_use():
             members, unchanged = _members(members_path, current)
             self.listed.update((stamp.path, stamp.identity) for stamp in unchanged)
-            if members is not None and (best is None or len(members) > best[0]):
-                best = (len(members), members_path.with_suffix(".state"), members)
-        if best is None:
-            return None
-        entry = _read(best[1])
-        try:
-            state = BankState.from_bytes(entry) if isinstance(entry, bytes) else None
-        except ValueError:
-            state = None
-        if state is None:
-            return None
-        _touch(best[1])
-        return state, best[2]
+            if members is not None and (best is None or len(members) > len(best[1])):
+                best = (members_path.stem, members)
+        return None if best is None else self._load(*best)
 
-    def put_set(self, stamps: Iterable[Stamp], state: BankState) -> int:
+    def _load(self, name: str, stamps: list[Stamp]) -> StoredSet | None:
+        """A stored set's state: the whole set it adds to, then what each set above adds, in the order written."""
+        chain: list[str] = []
+        parts: list[memoryview] = []
+        below: str | None = name
+        while below is not None:
+            if len(chain) > MAX_CHAIN:
+                return None
+            data = _read(self.sets / f"{below}.state")
+            if not isinstance(data, bytes):
+                return None
+            head, body = _split_state(data)
+            chain.append(below)
+            parts.append(body)
+            if head != _WHOLE and not _SET_NAME.fullmatch(head):
+                return None
+            below = None if head == _WHOLE else head.decode("ascii")
+        try:
+            state = BankState.from_bytes(parts[-1])
+            for part in reversed(parts[:-1]):
+                state.absorb(BankState.from_bytes(part))
+        except ValueError:
+            return None
+        for link in reversed(chain):  # the set read last: the most recently used (trim keeps what it adds to)
+            _touch(self.sets / f"{link}.state", self.sets / f"{link}.members")
+        return StoredSet(state, stamps, chain)
+
+    def put_set(
+        self, stamps: Iterable[Stamp], state: BankState, adds_to: StoredSet | None = None, added: BankState | None = None
+    ) -> int:
+        """Store the merged `state` of the files `stamps` name: as what `added` adds to the stored set `adds_to` when
+        both are given and that set is less than MAX_CHAIN deep, else whole. The bytes written (0: not stored)."""
         if not state.cacheable:
             return 0
         wire = sorted((stamp.to_wire() for stamp in stamps), key=lambda item: item[0])
@@ -201,29 +243,55 @@ class ReportCache:
             name = hashlib.blake2b(_ENCODER.encode(wire), digest_size=16).hexdigest()
         except _UNWRITABLE:
             return 0
-        written = _write(self.sets / f"{name}.state", state.to_bytes)
+        if adds_to is not None and added is not None and len(adds_to.chain) <= MAX_CHAIN and name != adds_to.name:
+            head, body = adds_to.name.encode("ascii"), added.to_bytes
+        else:
+            head, body, adds_to = _WHOLE, state.to_bytes, None
+        written = _write(self.sets / f"{name}.state", lambda: b"".join((head, b"\n", body())))
         return written and written + _write(self.sets / f"{name}.members", lambda: [_ENTRY_VERSION, wire])
 
-    def _sets_newest_first(self) -> list[Path]:
+    def _sets_by_use(self) -> list[tuple[int, Path]]:
+        """Each stored set's last use (its members' mtime) and members path, the latest first."""
         try:
             found = [
                 (entry.stat().st_mtime_ns, Path(entry.path)) for entry in os.scandir(self.sets) if entry.name.endswith(".members")
             ]
         except OSError:
             return []
-        return [path for _, path in sorted(found, reverse=True)]
+        return sorted(found, reverse=True)
+
+    def _below(self, name: str) -> list[str]:
+        """The names of the stored sets that the set `name` adds to, nearest first (as far as they can be read)."""
+        below: list[str] = []
+        while len(below) <= MAX_CHAIN:
+            try:
+                with open(self.sets / f"{name}.state", "rb") as handle:
+                    head = handle.readline(64).rstrip(b"\n")
+            except OSError:
+                break
+            if not _SET_NAME.fullmatch(head):
+                break
+            name = head.decode("ascii")
+            below.append(name)
+        return below
 
     # the bound
 
     def trim(self) -> None:
-        """Keep MAX_SETS sets and the whole cache under its limit, least recently used first out; remove what other
-        code wrote (another aoe-runner sharing this home loses its entries too, and reads cost it a miss)."""
+        """Keep the MAX_SETS sets last used (with the sets they add to, as recently used as they are) and the whole
+        cache under its limit, least recently used first out; remove what other code wrote (another aoe-runner sharing this home loses its entries too, and reads cost it a miss)."""
         with contextlib.suppress(OSError):
             for other in os.scandir(self.base):
                 if other.name != self.root.name and _CODE_NAME.fullmatch(other.name) and other.is_dir(follow_symlinks=False):
                     shutil.rmtree(other.path, ignore_errors=True)
-        for members_path in self._sets_newest_first()[MAX_SETS:]:
-            _remove(members_path, members_path.with_suffix(".state"))
+        by_use = self._sets_by_use()
+        last_use: dict[str, int] = {}  # of the sets kept: a set's own last use, or a later one of a set adding to it
+        for used, members_path in by_use[:MAX_SETS]:
+            for name in (members_path.stem, *self._below(members_path.stem)):
+                last_use[name] = max(last_use.get(name, 0), used)
+        for _, members_path in by_use:
+            if members_path.stem not in last_use:
+                _remove(members_path, members_path.with_suffix(".state"))
         entries: list[tuple[int, int, str]] = []
         abandoned_before = time.time_ns() - ABANDONED_AFTER_S * 10**9
         for directory in (self.files, self.sets):
@@ -234,7 +302,8 @@ class ReportCache:
                         if entry.name.startswith(_WRITING) and info.st_mtime_ns < abandoned_before:
                             _remove(Path(entry.path))  # its writer was killed before renaming it
                             continue
-                        entries.append((info.st_mtime_ns, info.st_size, entry.path))
+                        used = last_use.get(entry.name.partition(".")[0], info.st_mtime_ns)
+                        entries.append((max(used, info.st_mtime_ns), info.st_size, entry.path))
         total = sum(size for _, size, _ in entries)
         for _, size, path in sorted(entries):
             if total <= self.limit_bytes:
@@ -262,6 +331,7 @@ def _members(members_path: Path, current: dict[str, os.stat_result]) -> tuple[li
 
 
 def _read(path: Path) -> Any:
+    """An entry's content (a set's state as bytes), or None."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -269,11 +339,17 @@ def _read(path: Path) -> Any:
     if path.suffix == ".state":
         return data
     try:
-        entry = _DECODER.decode(data)
+        return _DECODER.decode(data)
     except msgspec.DecodeError:
         return None
-    _touch(path)
-    return entry
+
+
+def _split_state(data: bytes) -> tuple[bytes, memoryview]:
+    """A set's state file: the name of the set it adds to (or _WHOLE), and its BankState bytes (not copied)."""
+    end = data.find(b"\n", 0, 64)
+    if end < 0:
+        return _WHOLE, memoryview(b"")
+    return data[:end], memoryview(data)[end + 1 :]
 
 
 def _write(path: Path, make_entry: Callable[[], Any]) -> int:
@@ -299,9 +375,10 @@ def _write(path: Path, make_entry: Callable[[], Any]) -> int:
     return len(data)
 
 
-def _touch(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.utime(path)
+def _touch(*paths: Path) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.utime(path)
 
 
 def _remove(*paths: Path) -> None:

@@ -237,3 +237,73 @@ def test_what_other_code_cached_is_never_served(tmp_path: Path) -> None:
     assert theirs != ours_fresh
     assert ours_fresh == ours_cached
     assert len(list((tmp_path / "home" / "cache" / "report").iterdir())) == 1  # the copy's directory is gone
+
+
+def _stored(cache: ReportCache, paths: list[Path]) -> cache_module.StoredSet:
+    stored = cache.get_set({str(path): os.stat(path) for path in paths})
+    assert stored is not None
+    return stored
+
+
+def test_a_set_grown_file_by_file_is_stored_as_what_each_file_adds(samples: Path, tmp_path: Path) -> None:
+    """Each report over the files of the last one plus one more writes what that file adds and the set it adds to,
+    at most MAX_CHAIN sets deep; read back, every set gives the answer of a report without the cache."""
+    cache = ReportCache(tmp_path / "grown", limit_bytes=2**30)
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    assert len(paths) > cache_module.MAX_CHAIN + 1
+    depths = []
+    for end in range(1, len(paths) + 1):
+        expected = dump_json(merge_files(paths[:end], workers=1)[0].summary())
+        assert dump_json(merge_files(paths[:end], workers=1, cache=cache)[0].summary()) == expected
+        stored = _stored(cache, paths[:end])
+        assert dump_json(stored.state.summary()) == expected  # read back through the chain
+        assert stored.stamps and sorted(stamp.path for stamp in stored.stamps) == sorted(map(str, paths[:end]))
+        depths.append(len(stored.chain))
+        state_file = cache.sets / f"{stored.name}.state"
+        if len(stored.chain) > 1:  # what one file adds is less than the whole set
+            assert state_file.stat().st_size < len(stored.state.to_bytes())
+    assert depths == [*range(1, cache_module.MAX_CHAIN + 2), *[1] * (len(paths) - cache_module.MAX_CHAIN - 1)]
+
+
+def test_a_set_whose_base_is_gone_or_hostile_is_a_miss(samples: Path, tmp_path: Path) -> None:
+    cache = ReportCache(tmp_path / "broken", limit_bytes=2**30)
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    for end in (1, 2, 3):
+        merge_files(paths[:end], workers=1, cache=cache)
+    statuses = {str(path): os.stat(path) for path in paths[:3]}
+    top = _stored(cache, paths[:3])
+    assert len(top.chain) == 3
+    expected = dump_json(merge_files(paths[:3], workers=1)[0].summary())
+    state_file = cache.sets / f"{top.name}.state"
+    written = state_file.read_bytes()
+    body = written.partition(b"\n")[2]
+    for head in (b"../../../../etc/passwd", b"0" * 31, top.name.encode(), b""):  # outside, malformed, itself, none
+        state_file.write_bytes(head + b"\n" + body)
+        assert cache.get_set(statuses) is None
+        assert dump_json(merge_files(paths[:3], workers=1, cache=cache)[0].summary()) == expected  # and stored whole
+        assert _stored(cache, paths[:3]).chain == [top.name]
+    state_file.write_bytes(written)
+    assert _stored(cache, paths[:3]).chain == top.chain
+    (cache.sets / f"{top.chain[-1]}.state").unlink()  # the whole set at the bottom
+    assert cache.get_set(statuses) is None
+    assert dump_json(merge_files(paths[:3], workers=1, cache=cache)[0].summary()) == expected
+
+
+def test_trimming_keeps_the_sets_that_kept_sets_add_to(samples: Path, tmp_path: Path) -> None:
+    cache = ReportCache(tmp_path / "kept", limit_bytes=2**30)
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    for end in range(1, cache_module.MAX_CHAIN + 2):
+        merge_files(paths[:end], workers=1, cache=cache)
+    assert len(list(cache.sets.glob("*.members"))) == cache_module.MAX_CHAIN + 1 > cache_module.MAX_SETS
+    top = _stored(cache, paths[: cache_module.MAX_CHAIN + 1])
+    assert len(top.chain) == cache_module.MAX_CHAIN + 1  # its whole set, the oldest, outlived MAX_SETS
+    unrelated = []
+    for other in range(1, cache_module.MAX_SETS + 1):  # sets of one file each, not the first, used later
+        merge_files(paths[other : other + 1], workers=1, cache=cache)
+        unrelated.append(_stored(cache, paths[other : other + 1]).name)
+        names = {path.stem for path in cache.sets.glob("*.members")}
+        if other < cache_module.MAX_SETS:  # the chain's top is among the MAX_SETS last used: all of it is kept
+            assert names == set(top.chain) | set(unrelated)
+            assert {path.stem for path in cache.sets.glob("*.state")} == names
+        else:  # pushed out, the whole chain goes
+            assert names == set(unrelated)
