@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aoe_runner import merge, summary, summary_data
 from aoe_runner.jsontext import dump_json
@@ -145,14 +147,38 @@ def test_a_state_read_back_from_bytes_gives_the_same_summary() -> None:
     assert dump_json(again.summary()) == dump_json(state.summary())
 
 
-def test_json_that_msgspec_cannot_write_as_pydantic_does_falls_back_to_pydantic() -> None:
+def test_json_that_orjson_cannot_write_as_pydantic_does_falls_back_to_pydantic() -> None:
     state, _, _ = merge_files([SAMPLES / "offline" / "aoe_result_opat_20260311101500123_51002.json"], workers=1)
     data = state.summary_data()
-    data["operators"][0]["before_us"] = 1.5e16  # msgspec writes 1.5e16, pydantic 1.5e+16
+    data["operators"][0]["before_us"] = 1.5e16  # orjson writes 1.5e16, pydantic 1.5e+16
     assert plain_json(data) is None
     data["operators"][0]["before_us"] = 1.0
     data["operators"][0]["name"] = "lone \ud800 surrogate"
     assert plain_json(data) is None
+
+
+_FAST_WRITTEN = merge_files([SAMPLES / "offline" / "aoe_result_opat_20260311101500123_51002.json"], workers=1)[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.text(),
+    raw=st.none() | st.text(),
+    figures=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=3, max_size=3),
+    tuning_time=st.floats(allow_nan=False, allow_infinity=False),
+)
+def test_plain_json_writes_any_names_and_figures_as_pydantic_does_or_leaves_them_to_it(
+    name: str, raw: str | None, figures: list[float], tuning_time: float
+) -> None:
+    """orjson on the plain data, against pydantic on the model built from it: the same bytes, or None (pydantic)."""
+    data = _FAST_WRITTEN.summary_data()
+    entry = data["operators"][0]
+    entry["name"], entry["improvement_raw"] = name, raw
+    entry["before_us"], entry["after_us"], entry["speedup"] = figures
+    data["totals"]["tuning_time_s"] = tuning_time
+    written = plain_json(data)
+    if written is not None:
+        assert written.decode() == dump_json(summary_data.bank_summary(data))
 
 
 def test_a_nan_does_not_hide_a_float_written_with_an_exponent() -> None:

@@ -1,6 +1,6 @@
 """`--format json`: the pydantic models as they are, the stable machine-readable output.
 
-A summary is written from its plain data with msgspec, which writes every value as pydantic does but a float
+A summary is written from its plain data with orjson, which writes every value as pydantic does but a float
 with a positive exponent (`1e16`, pydantic `1e+16`) and cannot write a lone surrogate; for such a summary (rare:
 hostile values or names) the pydantic model writes it. Tests compare both on every fixture, byte for byte.
 """
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from aoe_runner.diff import BankDiff
     from aoe_runner.summary import BankSummary
 
-_EXPONENT_FROM = 1e16  # msgspec and pydantic both write floats from here on with an exponent, msgspec without its +
+_EXPONENT_FROM = 1e16  # orjson and pydantic both write floats from here on with an exponent, orjson without its +
 _ENTRY_FLOATS = ("before_us", "after_us", "before_ms", "after_ms", "speedup", "time_saved_us", "time_saved_ms")
 
 
@@ -28,7 +28,7 @@ class JsonFormatter:
 
     def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str | bytes:
         """The same text as summary(model(), top), from the summary's plain data (reporting.Loaded.data); as UTF-8
-        bytes when msgspec writes it (a large summary is written out as it is, never decoded and encoded again)."""
+        bytes when orjson writes it (a large summary is written out as it is, never decoded and encoded again)."""
         if top is not None:
             data = {**data, "operators": data["operators"][:top], "subgraphs": data["subgraphs"][:top]}
         text = plain_json(data)
@@ -42,16 +42,16 @@ class JsonFormatter:
 
 def plain_json(data: Any) -> bytes | None:
     """Indented JSON of plain data exactly as pydantic's model_dump_json(indent=2) writes it, with a final newline,
-    in UTF-8; None when msgspec cannot write it so."""
-    import msgspec
+    in UTF-8; None when orjson cannot write it so. orjson indents as it writes, in one pass: msgspec's encode then
+    format took three times as long on a 26 MB summary (docs/benchmarks.md)."""
+    import orjson
 
     if _holds_exponent_float(data):
         return None
     try:
-        body = msgspec.json.encode(data, enc_hook=_model_data)
-    except (UnicodeEncodeError, TypeError, OverflowError):
+        return orjson.dumps(data, default=_model_data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:  # a lone surrogate, an integer beyond 64 bits
         return None
-    return msgspec.json.format(body, indent=2) + b"\n"
 
 
 def _holds_exponent_float(data: dict[str, Any]) -> bool:
