@@ -133,7 +133,11 @@ def _decode_incrementally(text: str, where: str) -> RawDocument:
     if opening == "[":
         return _decode_offline_list(text, start, where)
     if opening != "{":
-        raise InputError(where, "not an AOE result file: it is not JSON (expected '{' or '[')")
+        try:  # JSON that msgspec refused, as a number out of its range (1e400): name what it is
+            kind = _kind(json.loads(text))
+        except (json.JSONDecodeError, RecursionError):
+            raise InputError(where, "not an AOE result file: it is not JSON (expected '{' or '[')") from None
+        raise InputError(where, f"not an AOE result file: the top level is {kind}, not an object or a list")
     return _decode_report_object(text, start + 1, where)
 
 

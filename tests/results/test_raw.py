@@ -56,6 +56,8 @@ def test_empty_file_is_partial_with_nothing_in_it() -> None:
     [
         (b"42", "top level is a number"),
         (b'"text"', "top level is a string"),
+        (b" 1e400 ", "top level is a number"),  # JSON, beyond the range msgspec decodes
+        (b"-1e999", "top level is a number"),
         (b"hello", "not JSON"),
         (b'{"report_a": [1]} trailing', "unexpected text after the end"),
         (b'{"report_a": [1] "report_b": [2]}', "expected ',' or '}'"),
