@@ -116,36 +116,22 @@ class _Listing:
         self.groups: dict[str, tuple[list[float], list[float]]] = {}  # op type label: time saved, speed-ups
 
     def add_operator(self, e: Entry) -> None:
-        types = e.types
+        row, saved, speedup, below, conflicted = self._open(e)
+        types, mode = e.types, e.mode
         op_types: list[str] = [types] if isinstance(types, str) else list(types)  # type: ignore[call-overload]
         joined = "+".join(op_types)  # a fused operator's types joined
-        before, after, mode = e.before, e.after, e.mode
-        speedup = before / after if after > 0 else None
-        saved = before - after
-        conflict = e.conflict()
-        self.rows.append(
-            {
-                "update_mode": "update" if e.update else "add",
-                "improvement_raw": e.raw,
-                "speedup": speedup,
-                "times_tuned": e.tuned,
-                "source": e.latest.provenance(),
-                "conflict": conflict,
-                "name": e.key,
-                "op_types": op_types,
-                "tuning_mode": mode,
-                "before_us": before,
-                "after_us": after,
-                "time_saved_us": saved,
-            }
-        )
+        row["name"] = e.key
+        row["op_types"] = op_types
+        row["tuning_mode"] = mode
+        row["before_us"] = e.before
+        row["after_us"] = e.after
+        row["time_saved_us"] = saved
         group = self.groups.get(joined or "(none)")
         if group is None:
             group = self.groups[joined or "(none)"] = ([], [])
         group[0].append(saved)
         if speedup is not None:
             group[1].append(speedup)
-        below, conflicted = self._tally(e.update, saved, speedup, conflict)
         if below or conflicted:
             label = f"{e.key} [{joined}]{f' ({mode})' if mode else ''}"  # operator_label
             if below:
@@ -154,39 +140,40 @@ class _Listing:
                 self.conflicts.append(label)
 
     def add_subgraph(self, e: Entry) -> None:
-        before, after = e.before, e.after
-        speedup = before / after if after > 0 else None
-        saved = before - after
-        conflict = e.conflict()
-        self.rows.append(
-            {
-                "update_mode": "update" if e.update else "add",
-                "improvement_raw": e.raw,
-                "speedup": speedup,
-                "times_tuned": e.tuned,
-                "source": e.latest.provenance(),
-                "conflict": conflict,
-                "repo_key": e.key,
-                "before_ms": before,
-                "after_ms": after,
-                "time_saved_ms": saved,
-            }
-        )
-        below, conflicted = self._tally(e.update, saved, speedup, conflict)
+        row, saved, _, below, conflicted = self._open(e)
+        row["repo_key"] = e.key
+        row["before_ms"] = e.before
+        row["after_ms"] = e.after
+        row["time_saved_ms"] = saved
         if below:
             self.below.append(f"subgraph {e.key}")
         if conflicted:
             self.conflicts.append(f"subgraph {e.key}")
 
-    def _tally(self, update: bool, saved: float, speedup: float | None, conflict: str | None) -> tuple[bool, bool]:
-        """Count an entry; is it below the gain threshold, and in conflict?"""
-        if not update:
+    def _open(self, e: Entry) -> tuple[dict[str, Any], float, float | None, bool, bool]:
+        """Count an entry and open its row with the fields every row starts with: the row, the time saved, the
+        speed-up, and whether the entry is below the gain threshold and in conflict."""
+        before, after = e.before, e.after
+        speedup = before / after if after > 0 else None
+        saved = before - after
+        conflict = e.conflict()
+        if not e.update:
             self.added += 1
         self.saved.append(saved)
-        if speedup is None:
-            return False, bool(conflict)
-        self.speedups.append(speedup)
-        return speedup < self.threshold, bool(conflict)
+        below = False
+        if speedup is not None:
+            self.speedups.append(speedup)
+            below = speedup < self.threshold
+        row = {
+            "update_mode": "update" if e.update else "add",
+            "improvement_raw": e.raw,
+            "speedup": speedup,
+            "times_tuned": e.tuned,
+            "source": e.latest.provenance(),
+            "conflict": conflict,
+        }
+        self.rows.append(row)
+        return row, saved, speedup, below, bool(conflict)
 
     @property
     def count(self) -> int:
