@@ -9,6 +9,7 @@ into one. The module is plain typed Python that mypyc can compile (setup.py); th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Final
@@ -20,7 +21,7 @@ from aoe_runner.results.report_facts import ReportFacts, moment_of
 
 CONFLICT_TOLERANCE: Final = 0.02  # summary.CONFLICT_TOLERANCE
 DEFAULT_MIN_GAIN_PCT: Final = 1.0  # summary.DEFAULT_MIN_GAIN_PCT (a test keeps them equal)
-STATE_VERSION: Final = 2
+STATE_VERSION: Final = 3
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
 
@@ -127,6 +128,15 @@ class Entry:
         if fastest_file == self.latest.file or self.after <= self.fastest_after * (1 + CONFLICT_TOLERANCE):
             return None
         return f"latest result {self.after:g} is slower than {self.fastest_after:g} recorded in {fastest_file}"
+
+
+def exact_sum(values: list[float]) -> float:
+    """The sum of `values`, the same in whatever order they come (summary.py's reference sums with it too): exactly
+    rounded (math.fsum); a sum that overflows or meets inf and -inf, added in sorted order."""
+    try:
+        return math.fsum(values)
+    except (OverflowError, ValueError):
+        return float(sum(sorted(values)))
 
 
 def _earlier(a: Source, a_position: int, b: Source, b_position: int) -> bool:
@@ -362,7 +372,7 @@ class BankState:
         self.repo: dict[str, list[int]] = {"OPAT": [0] * 7, "SGAT": [0] * 7}  # reports, then report_facts.REPO_FIELDS
         self.failed_operators: set[str] = set()
         self.status_counts: dict[str, int] = {}
-        self.tuning_time = 0.0
+        self.tuning_times: list[float] = []  # each report's, summed exactly (exact_sum): in any order, the same total
         self.without_tuning_time = 0
         self.strings: dict[object, Any] = {}  # one object per distinct op type, mode and figure
         self.legacy: Any = None  # a legacy_summary.LegacyMerger once a legacy file is seen
@@ -393,7 +403,7 @@ class BankState:
         self.failed_operators |= other.failed_operators
         for status, number in other.status_counts.items():
             self.status_counts[status] = self.status_counts.get(status, 0) + number
-        self.tuning_time += other.tuning_time
+        self.tuning_times += other.tuning_times
         self.without_tuning_time += other.without_tuning_time
         if other.legacy is not None:
             self._legacy().absorb(other.legacy)
@@ -422,7 +432,7 @@ class BankState:
 
     def _add_facts(self, facts: ReportFacts, source: Source) -> None:
         if facts.tuning_time is not None:
-            self.tuning_time += facts.tuning_time
+            self.tuning_times.append(facts.tuning_time)
         elif facts.counts_tuning_time:
             self.without_tuning_time += 1
         if facts.opat:
@@ -474,7 +484,7 @@ class BankState:
             [self.repo["OPAT"], self.repo["SGAT"]],
             sorted(self.failed_operators),
             self.status_counts,
-            self.tuning_time,
+            self.tuning_times,
             self.without_tuning_time,
         ]
 
@@ -504,7 +514,7 @@ class BankState:
             state.repo = {"OPAT": list(repo[0]), "SGAT": list(repo[1])}
             state.failed_operators = set(failed)
             state.status_counts = dict(statuses)
-            state.tuning_time = float(tuning_time)
+            state.tuning_times = [float(seconds) for seconds in tuning_time]
             state.without_tuning_time = int(without)
         except (TypeError, ValueError, IndexError, KeyError) as error:
             raise ValueError(f"unreadable cached state: {error}") from None

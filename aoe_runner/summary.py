@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from aoe_runner.legacy_summary import LegacyMerger, LegacySummary
+from aoe_runner.merge import exact_sum
 from aoe_runner.results.model import (
     ModelTimes,
     OperatorChange,
@@ -215,7 +216,7 @@ class BankMerger:
         self._repo = {"OPAT": RepoTotals(), "SGAT": RepoTotals()}
         self._failed_operators: set[str] = set()
         self._status_counts: Counter[str] = Counter()
-        self._tuning_time = 0.0
+        self._tuning_times: list[float] = []  # summed by merge.exact_sum: the same total in any order
         self._without_tuning_time = 0
         self._legacy = LegacyMerger()
 
@@ -250,13 +251,13 @@ class BankMerger:
             self._repo[section] = _add_repo_totals(self._repo[section], totals)
         self._failed_operators |= other._failed_operators
         self._status_counts += other._status_counts
-        self._tuning_time += other._tuning_time
+        self._tuning_times += other._tuning_times
         self._without_tuning_time += other._without_tuning_time
         self._legacy.absorb(other._legacy)
 
     def _add_report(self, report: Report, context: _ReportContext) -> None:
         if report.basic and report.basic.tuning_time_s is not None:
-            self._tuning_time += report.basic.tuning_time_s
+            self._tuning_times.append(report.basic.tuning_time_s)
         elif report.legacy is None:  # a legacy Auto Tune file has no tuning time to miss
             self._without_tuning_time += 1
         if report.legacy:
@@ -361,7 +362,7 @@ class BankMerger:
             failed_reports=self._status_counts["failed"],
             incomplete_reports=self._status_counts["incomplete"],
             failed_operators=sorted(self._failed_operators),
-            tuning_time_s=self._tuning_time,
+            tuning_time_s=exact_sum(self._tuning_times),
             reports_without_tuning_time=self._without_tuning_time,
         )
 
@@ -435,8 +436,10 @@ def _subgraph_entry(state: _EntryState) -> SubgraphEntry:
     )
 
 
-def _operator_rank(e: OperatorEntry) -> tuple[float, str, tuple[str, ...], str]:
-    return (-e.time_saved_us, e.name, tuple(e.op_types), e.tuning_mode or "")
+def _operator_rank(e: OperatorEntry) -> tuple[float, str, tuple[str, ...], str, bool]:
+    """Time saved, then name, types and mode: a mode of null after "" (the same operator in two layouts), so that
+    no two rows tie and the order never depends on the order files were read in."""
+    return (-e.time_saved_us, e.name, tuple(e.op_types), e.tuning_mode or "", e.tuning_mode is None)
 
 
 def _subgraph_rank(e: SubgraphEntry) -> tuple[float, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from aoe_runner.merge import BankState, Entry, FileRow, Table
+from aoe_runner.merge import BankState, Entry, FileRow, Table, exact_sum
 from aoe_runner.results.report_facts import REPO_FIELDS
 
 SCHEMA_VERSION = 1  # summary.SCHEMA_VERSION
@@ -90,9 +90,9 @@ def _ranked(table: Table, rank: Any) -> list[Entry]:
     return ranked
 
 
-def _operator_rank(e: Entry) -> tuple[float, str, tuple[str, ...], str]:
+def _operator_rank(e: Entry) -> tuple[float, str, tuple[str, ...], str, bool]:
     types = e.types
-    return (-(e.before - e.after), e.key, (types,) if isinstance(types, str) else types, e.mode or "")  # type: ignore[return-value]
+    return (-(e.before - e.after), e.key, (types,) if isinstance(types, str) else types, e.mode or "", e.mode is None)  # type: ignore[return-value]
 
 
 def _subgraph_rank(e: Entry) -> tuple[float, str]:
@@ -218,7 +218,7 @@ def _totals(state: BankState, operators: _Listing, subgraphs: _Listing, files: l
         "failed_reports": state.status_counts.get("failed", 0),
         "incomplete_reports": state.status_counts.get("incomplete", 0),
         "failed_operators": sorted(state.failed_operators),
-        "tuning_time_s": state.tuning_time,
+        "tuning_time_s": exact_sum(state.tuning_times),
         "reports_without_tuning_time": state.without_tuning_time,
     }
 

@@ -307,3 +307,54 @@ def test_trimming_keeps_the_sets_that_kept_sets_add_to(samples: Path, tmp_path: 
             assert {path.stem for path in cache.sets.glob("*.state")} == names
         else:  # pushed out, the whole chain goes
             assert names == set(unrelated)
+
+
+def _report_file(directory: Path, name: str, report: str, basic: dict[str, object], opat: dict[str, object]) -> Path:
+    path = directory / name
+    path.write_text(json.dumps({report: [{"basic": basic}, {"OPAT": opat}]}))
+    return path
+
+
+def _operator(mode: str) -> dict[str, object]:
+    figures = {"performance_before_tune(us)": 10.0, "performance_after_tune(us)": 5.0, "performance_improvement": "100.00%"}
+    return {"op_name": "op/X", "op_type": "Conv2D", "tune_performance": {mode: {**figures, "update_mode": "add"}}}
+
+
+def test_what_depends_on_the_order_files_are_merged_in_is_the_same_with_and_without_the_cache(tmp_path: Path) -> None:
+    """The tuning time is summed exactly, so a stored set plus new files totals as all files at once (0.1 + 0.2 + 0.3
+    in floats depends on the order); the same operator with a mode of null (CANN 6.0) and of "" ranks in one order."""
+    timed = [
+        _report_file(
+            tmp_path,
+            f"aoe_result_opat_2026030112000000{n}_{n}.json",
+            f"report_2026030112000000{n}_{n}",
+            {"tuning_name": "n", "tuning_time(s)": seconds},
+            {"opat_tuning_result": "tuning successful", "repo_modified_operators": [_operator("Format")]},
+        )
+        for n, seconds in ((1, 0.1), (2, 0.2), (3, 0.3))
+    ]
+    cann60 = _report_file(
+        tmp_path,
+        "aoe_result_opat_20220815_093012345_1.json",
+        "report_20220815_093012345_1",
+        {"tuning_name": "n", "tuning_time(s)": 1},
+        {"opat_tune_result": "tune success", "repo_modified_operators": {"add_repo_operators": [_without_mode()]}},
+    )
+    no_mode = _report_file(
+        tmp_path,
+        "aoe_result_opat_20260301120000000_9.json",
+        "report_20260301120000000_9",
+        {"tuning_name": "n", "tuning_time(s)": 1},
+        {"opat_tuning_result": "tuning successful", "repo_modified_operators": [_operator("")]},
+    )
+    for first, everything in ((timed[:1], timed), (timed[2:], timed), ([no_mode], [cann60, no_mode])):
+        cache = ReportCache(tmp_path / f"cache-{first[0].name}", limit_bytes=2**30)
+        without = dump_json(merge_files(everything, workers=1)[0].summary())
+        assert dump_json(merge_files(list(reversed(everything)), workers=1)[0].summary()) == without
+        merge_files(first, workers=1, cache=cache)
+        assert dump_json(merge_files(everything, workers=1, cache=cache)[0].summary()) == without
+    assert json.loads(dump_json(merge_files(timed, workers=1)[0].summary()))["totals"]["tuning_time_s"] == 0.6  # exact
+
+
+def _without_mode() -> dict[str, object]:
+    return {"op_name": "op/X", "op_type": "Conv2D", "performance_after_tune(us)": 5.0, "performance_before_tune(us)": 10.0}
