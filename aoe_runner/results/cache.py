@@ -5,7 +5,8 @@ none, and two processes can share the cache):
 - `sets/<hash of the members>`: the merged BankState of a set of files, with its members listed beside it, so a
   report over the same files plus new ones reads the set and parses only the new files. A set made so is stored
   as what its new files add and the name of the set they add to (`.state` holds both, so the two always agree),
-  at most MAX_CHAIN sets deep: a second report writes what it parsed, not the whole bank again;
+  on at most MAX_CHAIN sets below it, and only while what it adds is small beside them: a second report writes
+  what it parsed, not the whole bank again;
 - `files/<hash of path, device, inode>`: one result file's ParsedFile, for a report that no stored set fits (one
   of its files changed, as a live result file does). A file's entry is written when the file is parsed while a
   stored set lists it unchanged, that is once it has proved to be read again: a first report writes its set alone
@@ -18,10 +19,12 @@ read could change again in the same tick; for such a file, and for any small one
 the content read and is served only while the file still hashes the same (git's "racily clean" rule).
 
 Entries live under a directory named by a hash of the code that makes them (`code_identity`), so a new
-version of aoe-runner, or an edited checkout, never reads what other code cached. The cache is bounded: when
-its files pass `AOE_RUNNER_CACHE_MB` (default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off`
-turns it off. It is only an accelerator: any entry that cannot be read, written
-or trusted is a miss, never an error.
+version of aoe-runner, or an edited checkout, never reads what other code cached; their names also hash the
+local time zone (a file's mtime stands for a missing timestamp in local time). The cache is bounded: when its
+files pass `AOE_RUNNER_CACHE_MB` (default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off`
+turns it off. It is only an accelerator: any entry that cannot be read, written or trusted is a miss, never an
+error. It trusts what its owner wrote: it is used only in a directory of the user's own that no one else can
+write to, and a set's state carries a checksum of itself and its name, so a damaged or misplaced one is a miss.
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -49,7 +54,8 @@ RACY_NS = 2_000_000_000  # a file whose mtime or ctime is this close to the mome
 HASHED_SIZE = 1 << 20  # files up to this size always keep a content hash: it costs nothing to check
 MAX_SETS = 4  # merged sets kept (with the sets they add to); the oldest go first
 MAX_CHAIN = 4  # a set adds to at most this many stored sets below it; one that would add to more is stored whole
-_ENTRY_VERSION = 2
+DELTA_SHARE = 4  # a set is stored as what it adds only when that is at most 1/DELTA_SHARE of the sets below it
+_ENTRY_VERSION = 3
 _WHOLE = b"-"  # the first line of a set's state that adds to no other set
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
@@ -108,7 +114,19 @@ class Stamp:
 
     @classmethod
     def from_wire(cls, wire: list[Any]) -> Stamp:
-        path, ident, digest = wire
+        """Raises ValueError for anything but what to_wire writes."""
+        try:
+            path, ident, digest = wire
+        except (TypeError, ValueError):
+            raise ValueError("not a stamp") from None
+        if (
+            type(path) is not str
+            or type(ident) is not list
+            or len(ident) != 5
+            or any(type(number) is not int for number in ident)
+            or not (digest is None or type(digest) is bytes)
+        ):
+            raise ValueError("not a stamp")
         return cls(path, tuple(ident), digest)  # type: ignore[arg-type]
 
     def holds(self, path: str, info: os.stat_result) -> bool:
@@ -130,10 +148,10 @@ class StoredSet:
     """A stored set read back: the merged state of its members, their stamps, and the names of the set and of the
     sets it adds to, nearest first (`chain`)."""
 
-    __slots__ = ("state", "stamps", "chain")
+    __slots__ = ("state", "stamps", "chain", "stored_bytes")
 
-    def __init__(self, state: BankState, stamps: list[Stamp], chain: list[str]) -> None:
-        self.state, self.stamps, self.chain = state, stamps, chain
+    def __init__(self, state: BankState, stamps: list[Stamp], chain: list[str], stored_bytes: int) -> None:
+        self.state, self.stamps, self.chain, self.stored_bytes = state, stamps, chain, stored_bytes
 
     @property
     def name(self) -> str:
@@ -153,6 +171,7 @@ class ReportCache:
 
     @classmethod
     def from_environment(cls) -> ReportCache | None:
+        """The cache of the aoe-runner home; None when turned off, or when its directory is not the user's own."""
         if os.environ.get(ENABLE_VARIABLE, "").strip().lower() in ("0", "off", "no", "false"):
             return None
         from aoe_runner.home import runner_home
@@ -161,7 +180,8 @@ class ReportCache:
             limit_mb = float(os.environ.get(SIZE_VARIABLE) or DEFAULT_LIMIT_MB)
         except ValueError:
             limit_mb = DEFAULT_LIMIT_MB
-        return cls(runner_home() / "cache" / "report", int(limit_mb * 2**20))
+        base = runner_home() / "cache" / "report"
+        return cls(base, int(limit_mb * 2**20)) if _private_directory(base) else None
 
     # one file's parsed state
 
@@ -189,84 +209,101 @@ class ReportCache:
         return _write(self._file_entry(stamp.path, info), lambda: [_ENTRY_VERSION, stamp.to_wire(), parsed.to_bytes()])
 
     def _file_entry(self, path: str, info: os.stat_result) -> Path:
-        name = f"{path}\0{info.st_dev}\0{info.st_ino}".encode("utf-8", "surrogateescape")
+        name = f"{path}\0{info.st_dev}\0{info.st_ino}\0{_local_time()}".encode("utf-8", "surrogateescape")
         return self.files / hashlib.blake2b(name, digest_size=16).hexdigest()
 
     # merged sets of files
 
     def get_set(self, current: dict[str, os.stat_result]) -> StoredSet | None:
-        """The largest stored set whose members are all among `current` and unchanged."""
-        best: tuple[str, list[Stamp]] | None = None
-        for _, members_path in self._sets_by_use():
-            members, unchanged = _members(members_path, current)
+        """The largest stored set whose members are all among `current` and unchanged (the next largest when one
+        cannot be read)."""
+        fitting: list[tuple[int, str, list[Stamp]]] = []
+        checked: dict[tuple[str, Identity, bytes | None], bool] = {}  # each file hashed once, however many sets list it
+        for _, _, members_path in self._sets_by_use():
+            members, unchanged = _members(members_path, current, checked)
             self.listed.update((stamp.path, stamp.identity) for stamp in unchanged)
-            if members is not None and (best is None or len(members) > len(best[1])):
-                best = (members_path.stem, members)
-        return None if best is None else self._load(*best)
+            if members is not None:
+                fitting.append((len(members), members_path.stem, members))
+        for _, name, members in sorted(fitting, key=lambda fit: -fit[0]):
+            stored = self._load(name, members)
+            if stored is not None:
+                return stored
+        return None
 
     def _load(self, name: str, stamps: list[Stamp]) -> StoredSet | None:
         """A stored set's state: the whole set it adds to, then what each set above adds, in the order written."""
         chain: list[str] = []
         parts: list[memoryview] = []
         below: str | None = name
+        stored_bytes = 0
         while below is not None:
             if len(chain) > MAX_CHAIN:
                 return None
             data = _read(self.sets / f"{below}.state")
-            if not isinstance(data, bytes):
+            split = _split_state(below, data) if isinstance(data, bytes) else None
+            if split is None:
                 return None
-            head, body = _split_state(data)
             chain.append(below)
+            below, body = split
             parts.append(body)
-            if head != _WHOLE and not _SET_NAME.fullmatch(head):
-                return None
-            below = None if head == _WHOLE else head.decode("ascii")
+            stored_bytes += len(data)
         try:
             state = BankState.from_bytes(parts[-1])
             for part in reversed(parts[:-1]):
                 state.absorb(BankState.from_bytes(part))
-        except ValueError:
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError):
             return None
         for link in reversed(chain):  # the set read last: the most recently used (trim keeps what it adds to)
             _touch(self.sets / f"{link}.state", self.sets / f"{link}.members")
-        return StoredSet(state, stamps, chain)
+        return StoredSet(state, stamps, chain, stored_bytes)
 
     def put_set(
         self, stamps: Iterable[Stamp], state: BankState, adds_to: StoredSet | None = None, added: BankState | None = None
     ) -> int:
         """Store the merged `state` of the files `stamps` name: as what `added` adds to the stored set `adds_to` when
-        both are given and that set is less than MAX_CHAIN deep, else whole. The bytes written (0: not stored)."""
+        both are given, that set has fewer than MAX_CHAIN sets below it, what is added is small beside it (see
+        DELTA_SHARE) and the chain takes at most half the cache's bound (trim would break it up), else whole. The
+        bytes written (0: not stored)."""
         if not state.cacheable:
             return 0
         wire = sorted((stamp.to_wire() for stamp in stamps), key=lambda item: item[0])
         try:
-            name = hashlib.blake2b(_ENCODER.encode(wire), digest_size=16).hexdigest()
+            name = _set_name(wire)
+            body, head = None, _WHOLE
+            if adds_to is not None and added is not None and len(adds_to.chain) <= MAX_CHAIN and name != adds_to.name:
+                body = added.to_bytes()
+                chain_bytes = adds_to.stored_bytes + len(body)
+                if len(body) * DELTA_SHARE <= adds_to.stored_bytes and chain_bytes <= self.limit_bytes // 2:
+                    head = adds_to.name.encode("ascii")
+                else:
+                    body = None
+            if body is None:
+                body = state.to_bytes()
         except _UNWRITABLE:
             return 0
-        if adds_to is not None and added is not None and len(adds_to.chain) <= MAX_CHAIN and name != adds_to.name:
-            head, body = adds_to.name.encode("ascii"), added.to_bytes
-        else:
-            head, body, adds_to = _WHOLE, state.to_bytes, None
-        written = _write(self.sets / f"{name}.state", lambda: b"".join((head, b"\n", body())))
+        written = _write(self.sets / f"{name}.state", lambda: _joined_state(name, head, body))
         return written and written + _write(self.sets / f"{name}.members", lambda: [_ENTRY_VERSION, wire])
 
-    def _sets_by_use(self) -> list[tuple[int, Path]]:
-        """Each stored set's last use (its members' mtime) and members path, the latest first."""
+    def _sets_by_use(self) -> list[tuple[int, int, Path]]:
+        """Each stored set's last use (its members' mtime), the size of its member list and its members path: the
+        latest used first, and of sets used in the same tick of the clock the largest first (the top of a chain)."""
         try:
             found = [
-                (entry.stat().st_mtime_ns, Path(entry.path)) for entry in os.scandir(self.sets) if entry.name.endswith(".members")
+                (info.st_mtime_ns, info.st_size, Path(entry.path))
+                for entry in os.scandir(self.sets)
+                if entry.name.endswith(".members") and (info := entry.stat())
             ]
         except OSError:
             return []
-        return sorted(found, reverse=True)
+        return sorted(found, key=lambda item: (item[0], item[1]), reverse=True)
 
     def _below(self, name: str) -> list[str]:
         """The names of the stored sets that the set `name` adds to, nearest first (as far as they can be read)."""
         below: list[str] = []
         while len(below) <= MAX_CHAIN:
             try:
-                with open(self.sets / f"{name}.state", "rb") as handle:
-                    head = handle.readline(64).rstrip(b"\n")
+                with open(self.sets / f"{name}.state", "rb", buffering=0) as handle:
+                    head = handle.readline(80).partition(b" ")[0]
             except OSError:
                 break
             if not _SET_NAME.fullmatch(head):
@@ -278,78 +315,129 @@ class ReportCache:
     # the bound
 
     def trim(self) -> None:
-        """Keep the MAX_SETS sets last used (with the sets they add to, as recently used as they are) and the whole
-        cache under its limit, least recently used first out; remove what other code wrote (another aoe-runner sharing this home loses its entries too, and reads cost it a miss)."""
+        """Keep the MAX_SETS sets last used (with the sets they add to) and the whole cache under its limit, least
+        recently used first out; remove what other code wrote (another aoe-runner sharing this home loses its
+        entries too, and reads cost it a miss)."""
         with contextlib.suppress(OSError):
             for other in os.scandir(self.base):
                 if other.name != self.root.name and _CODE_NAME.fullmatch(other.name) and other.is_dir(follow_symlinks=False):
                     shutil.rmtree(other.path, ignore_errors=True)
         by_use = self._sets_by_use()
-        last_use: dict[str, int] = {}  # of the sets kept: a set's own last use, or a later one of a set adding to it
-        for used, members_path in by_use[:MAX_SETS]:
-            for name in (members_path.stem, *self._below(members_path.stem)):
-                last_use[name] = max(last_use.get(name, 0), used)
-        for _, members_path in by_use:
-            if members_path.stem not in last_use:
+        kept: dict[str, tuple[int, int]] = {}  # set name: last use (its own, or a later one of a set adding to it), level
+        for used, _, members_path in by_use[:MAX_SETS]:
+            chain = [members_path.stem, *self._below(members_path.stem)]
+            for level, name in enumerate(chain):
+                kept[name] = max(kept.get(name, (0, 0)), (used, len(chain) - level))
+        for _, _, members_path in by_use:
+            if members_path.stem not in kept:
                 _remove(members_path, members_path.with_suffix(".state"))
-        entries: list[tuple[int, int, str]] = []
         abandoned_before = time.time_ns() - ABANDONED_AFTER_S * 10**9
+        units: dict[str, tuple[int, int, int, list[Path]]] = {}  # an entry, or a set's two files: removed together
         for directory in (self.files, self.sets):
             with contextlib.suppress(OSError):
                 for entry in os.scandir(directory):
                     with contextlib.suppress(OSError):
                         info = entry.stat()
-                        if entry.name.startswith(_WRITING) and info.st_mtime_ns < abandoned_before:
-                            _remove(Path(entry.path))  # its writer was killed before renaming it
-                            continue
-                        used = last_use.get(entry.name.partition(".")[0], info.st_mtime_ns)
-                        entries.append((max(used, info.st_mtime_ns), info.st_size, entry.path))
-        total = sum(size for _, size, _ in entries)
-        for _, size, path in sorted(entries):
+                        path = Path(entry.path)
+                        if entry.name.startswith(_WRITING) or directory == self.sets and entry.name.partition(".")[0] not in kept:
+                            if info.st_mtime_ns < abandoned_before:  # left by a killed writer, or half a set
+                                _remove(path)
+                                continue
+                        name = entry.name.partition(".")[0] if directory == self.sets else entry.path
+                        used, level = kept.get(name, (info.st_mtime_ns, 0))
+                        _, _, size, paths = units.get(name, (0, 0, 0, []))
+                        units[name] = (max(used, info.st_mtime_ns), level, size + info.st_size, [*paths, path])
+        total = sum(size for _, _, size, _ in units.values())
+        for _, _, size, paths in sorted(units.values(), key=lambda unit: (unit[0], -unit[1])):  # a chain's top first
             if total <= self.limit_bytes:
                 break
-            _remove(Path(path))
+            _remove(*paths)
             total -= size
 
 
-def _members(members_path: Path, current: dict[str, os.stat_result]) -> tuple[list[Stamp] | None, list[Stamp]]:
-    """A stored set's members when every one is among `current` and unchanged (else None), and those unchanged."""
+def _members(
+    members_path: Path, current: dict[str, os.stat_result], checked: dict[tuple[str, Identity, bytes | None], bool]
+) -> tuple[list[Stamp] | None, list[Stamp]]:
+    """A stored set's members when every one is among `current` and unchanged (else None), and those unchanged;
+    `checked` keeps each file's answer for the other sets."""
     entry = _read(members_path)
     try:
         version, wire = entry  # type: ignore[misc]
-        if version != _ENTRY_VERSION:
-            return None, []
+        if version != _ENTRY_VERSION or type(wire) is not list or _set_name(wire) != members_path.stem:
+            return None, []  # written by other code, or not the list this set's name was made from
         stamps = [Stamp.from_wire(item) for item in wire]
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, *_UNWRITABLE):
         return None, []
     unchanged = []
     for stamp in stamps:
-        info = current.get(stamp.path)
-        if info is not None and stamp.holds(stamp.path, info):
+        key = (stamp.path, stamp.identity, stamp.digest)
+        holds = checked.get(key)
+        if holds is None:
+            info = current.get(stamp.path)
+            holds = checked[key] = info is not None and stamp.holds(stamp.path, info)
+        if holds:
             unchanged.append(stamp)
     return (stamps if len(unchanged) == len(stamps) else None), unchanged
 
 
-def _read(path: Path) -> Any:
-    """An entry's content (a set's state as bytes), or None."""
+def _set_name(wire: list[Any]) -> str:
+    """A set's name: a hash of its members' stamps as written, and of the local time zone."""
+    return hashlib.blake2b(_ENCODER.encode([_local_time(), wire]), digest_size=16).hexdigest()
+
+
+def _local_time() -> str:
+    """What decides the local time of a file's mtime, which stands for a report's missing timestamp."""
+    return f"{os.environ.get('TZ')}|{time.tzname}|{time.timezone}|{time.altzone}|{time.daylight}"
+
+
+def _private_directory(path: Path) -> bool:
+    """Is `path` (made if missing) a directory of this user's that no one else can write to?"""
     try:
-        data = path.read_bytes()
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022
+
+
+def _read(path: Path) -> Any:
+    """An entry's content (a set's state as bytes), or None; only a regular file is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            data = handle.read()
     except OSError:
         return None
     if path.suffix == ".state":
         return data
     try:
         return _DECODER.decode(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 
-def _split_state(data: bytes) -> tuple[bytes, memoryview]:
-    """A set's state file: the name of the set it adds to (or _WHOLE), and its BankState bytes (not copied)."""
-    end = data.find(b"\n", 0, 64)
-    if end < 0:
-        return _WHOLE, memoryview(b"")
-    return data[:end], memoryview(data)[end + 1 :]
+def _joined_state(name: str, head: bytes, body: bytes) -> bytes:
+    """A set's state file: a line of the set it adds to (or _WHOLE) and a checksum, then its BankState bytes."""
+    checksum = zlib.crc32(body, zlib.crc32(head, zlib.crc32(name.encode("ascii"))))
+    return b"".join((head, b" %08x\n" % checksum, body))
+
+
+def _split_state(name: str, data: bytes) -> tuple[str | None, memoryview] | None:
+    """The set that the state file of set `name` adds to (None: none) and its BankState bytes (not copied); None
+    when the file is not whole, or not this set's."""
+    end = data.find(b"\n", 0, 80)
+    head, _, written = data[: max(end, 0)].partition(b" ")
+    if end < 0 or not (head == _WHOLE or _SET_NAME.fullmatch(head)) or not re.fullmatch(rb"[0-9a-f]{8}", written):
+        return None
+    body = memoryview(data)[end + 1 :]
+    if zlib.crc32(body, zlib.crc32(head, zlib.crc32(name.encode("ascii")))) != int(written, 16):
+        return None
+    return (None if head == _WHOLE else head.decode("ascii")), body
 
 
 def _write(path: Path, make_entry: Callable[[], Any]) -> int:

@@ -245,9 +245,16 @@ def _stored(cache: ReportCache, paths: list[Path]) -> cache_module.StoredSet:
     return stored
 
 
+@pytest.fixture
+def any_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Store a grown set as what it adds however large that is (the samples' files differ much in size)."""
+    monkeypatch.setattr(cache_module, "DELTA_SHARE", 0)
+
+
+@pytest.mark.usefixtures("any_delta")
 def test_a_set_grown_file_by_file_is_stored_as_what_each_file_adds(samples: Path, tmp_path: Path) -> None:
     """Each report over the files of the last one plus one more writes what that file adds and the set it adds to,
-    at most MAX_CHAIN sets deep; read back, every set gives the answer of a report without the cache."""
+    on at most MAX_CHAIN sets below it; read back, every set gives the answer of a report without the cache."""
     cache = ReportCache(tmp_path / "grown", limit_bytes=2**30)
     paths = sorted(samples.rglob("aoe_result_*.json"))
     assert len(paths) > cache_module.MAX_CHAIN + 1
@@ -265,7 +272,8 @@ def test_a_set_grown_file_by_file_is_stored_as_what_each_file_adds(samples: Path
     assert depths == [*range(1, cache_module.MAX_CHAIN + 2), *[1] * (len(paths) - cache_module.MAX_CHAIN - 1)]
 
 
-def test_a_set_whose_base_is_gone_or_hostile_is_a_miss(samples: Path, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("any_delta")
+def test_a_set_whose_base_is_gone_damaged_or_hostile_is_a_miss(samples: Path, tmp_path: Path) -> None:
     cache = ReportCache(tmp_path / "broken", limit_bytes=2**30)
     paths = sorted(samples.rglob("aoe_result_*.json"))
     for end in (1, 2, 3):
@@ -274,21 +282,54 @@ def test_a_set_whose_base_is_gone_or_hostile_is_a_miss(samples: Path, tmp_path: 
     top = _stored(cache, paths[:3])
     assert len(top.chain) == 3
     expected = dump_json(merge_files(paths[:3], workers=1)[0].summary())
-    state_file = cache.sets / f"{top.name}.state"
-    written = state_file.read_bytes()
+    state_file, members_file = cache.sets / f"{top.name}.state", cache.sets / f"{top.name}.members"
+    written, members = state_file.read_bytes(), members_file.read_bytes()
     body = written.partition(b"\n")[2]
-    for head in (b"../../../../etc/passwd", b"0" * 31, top.name.encode(), b""):  # outside, malformed, itself, none
-        state_file.write_bytes(head + b"\n" + body)
-        assert cache.get_set(statuses) is None
-        assert dump_json(merge_files(paths[:3], workers=1, cache=cache)[0].summary()) == expected  # and stored whole
-        assert _stored(cache, paths[:3]).chain == [top.name]
+    below = cache.sets / f"{top.chain[1]}.state"
+    damaged = [
+        written[:-1] + bytes([written[-1] ^ 1]),  # a bit flipped
+        written.replace(top.chain[1].encode(), top.chain[2].encode()),  # a level skipped, checksum kept
+        below.read_bytes(),  # another set's state under this name
+        cache_module._joined_state(top.name, b"../../../../etc/passwd", body),  # outside, checksum right
+        cache_module._joined_state(top.name, top.name.encode(), body),  # adds to itself
+        cache_module._joined_state(top.name, b"0" * 31, body),
+        b"-\n" + body,  # no checksum
+    ]
+    for content in damaged:
+        state_file.write_bytes(content)
+        assert cache.get_set(statuses) is None or cache.get_set(statuses).name != top.name  # type: ignore[union-attr]
+        assert dump_json(merge_files(paths[:3], workers=1, cache=cache)[0].summary()) == expected  # and stored again
+        assert dump_json(_stored(cache, paths[:3]).state.summary()) == expected
     state_file.write_bytes(written)
     assert _stored(cache, paths[:3]).chain == top.chain
+    members_file.write_bytes((cache.sets / f"{top.chain[1]}.members").read_bytes())  # another set's members
+    assert (cache.get_set(statuses) or top).name != top.name
+    members_file.write_bytes(members)
     (cache.sets / f"{top.chain[-1]}.state").unlink()  # the whole set at the bottom
     assert cache.get_set(statuses) is None
     assert dump_json(merge_files(paths[:3], workers=1, cache=cache)[0].summary()) == expected
 
 
+def test_a_set_is_stored_as_what_it_adds_only_when_that_is_small_beside_what_it_adds_to(tmp_path: Path) -> None:
+    def document(index: int, operators: int) -> dict[str, object]:
+        records = [{**_operator("Format"), "op_name": f"op{index}-{n}"} for n in range(operators)]
+        report = f"report_2026030112000000{index}_{index}"
+        return {report: [{"basic": {"tuning_name": "n"}}, {"OPAT": {"repo_modified_operators": records}}]}
+
+    paths = []
+    for index, operators in enumerate((400, 10, 300)):
+        paths.append(tmp_path / f"aoe_result_opat_2026030112000000{index}_{index}.json")
+        paths[-1].write_text(json.dumps(document(index, operators)))
+    cache = ReportCache(tmp_path / "cache", limit_bytes=2**30)
+    for end in (1, 2, 3):
+        merge_files(paths[:end], workers=1, cache=cache)
+        expected = dump_json(merge_files(paths[:end], workers=1)[0].summary())
+        assert dump_json(_stored(cache, paths[:end]).state.summary()) == expected
+    assert len(_stored(cache, paths[:2]).chain) == 2  # 10 operators beside 400: what they add
+    assert len(_stored(cache, paths[:3]).chain) == 1  # 300 beside 410: whole
+
+
+@pytest.mark.usefixtures("any_delta")
 def test_trimming_keeps_the_sets_that_kept_sets_add_to(samples: Path, tmp_path: Path) -> None:
     cache = ReportCache(tmp_path / "kept", limit_bytes=2**30)
     paths = sorted(samples.rglob("aoe_result_*.json"))
@@ -358,3 +399,68 @@ def test_what_depends_on_the_order_files_are_merged_in_is_the_same_with_and_with
 
 def _without_mode() -> dict[str, object]:
     return {"op_name": "op/X", "op_type": "Conv2D", "performance_after_tune(us)": 5.0, "performance_before_tune(us)": 10.0}
+
+
+def test_hostile_cache_files_are_misses_not_errors_or_hangs(samples: Path, tmp_path: Path) -> None:
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    expected = dump_json(merge_files(paths, workers=1)[0].summary())
+    cache = ReportCache(tmp_path / "hostile", limit_bytes=2**30)
+    merge_files(paths, workers=1, cache=cache)
+    members_file = next(cache.sets.glob("*.members"))
+    state_file = members_file.with_suffix(".state")
+    nested = b"\x91" * 5000 + b"\xc0"  # msgpack arrays 5000 deep
+    for members in (nested, cache_module._ENCODER.encode([cache_module._ENTRY_VERSION, [[["a list"], [1, 2, 3, 4, 5], None]]])):
+        members_file.write_bytes(members)
+        assert dump_json(merge_files(paths, workers=1, cache=cache)[0].summary()) == expected
+    name = next(cache.sets.glob("*.members")).stem
+    state_file = cache.sets / f"{name}.state"
+    state_file.write_bytes(cache_module._joined_state(name, b"-", nested))
+    assert cache.get_set({str(path): os.stat(path) for path in paths}) is None
+    state_file.unlink()
+    os.mkfifo(state_file)  # a reader of a FIFO waits for a writer: never opened for reading
+    assert cache.get_set({str(path): os.stat(path) for path in paths}) is None
+    assert dump_json(merge_files(paths, workers=1, cache=cache)[0].summary()) == expected
+
+
+def test_a_cache_directory_others_can_write_to_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AOE_RUNNER_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AOE_RUNNER_CACHE", raising=False)
+    assert ReportCache.from_environment() is not None
+    base = tmp_path / "home" / "cache" / "report"
+    assert base.stat().st_mode & 0o777 == 0o700
+    base.chmod(0o777)
+    assert ReportCache.from_environment() is None
+
+
+def test_an_entry_made_in_another_time_zone_is_not_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report without a timestamp takes its file's mtime, in local time: what one zone cached, another recomputes."""
+    path = tmp_path / "aoe_result_opat_nodate.json"
+    path.write_text(json.dumps(_document(40.25)).replace("report_20260310120000000_1", "report_1"))
+    os.utime(path, (1_735_732_800, 1_735_732_800))  # 2025-01-01 12:00 UTC
+    cache = ReportCache(tmp_path / "zones", limit_bytes=2**30, every_file=True)
+    answers = {}
+    try:
+        for zone in ("UTC", "Asia/Shanghai", "UTC"):
+            monkeypatch.setenv("TZ", zone)
+            time.tzset()
+            fresh = dump_json(merge_files([path], workers=1)[0].summary())
+            assert dump_json(merge_files([path], workers=1, cache=cache)[0].summary()) == fresh
+            answers[zone] = fresh
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert answers["UTC"] != answers["Asia/Shanghai"]
+
+
+@pytest.mark.usefixtures("any_delta")
+def test_under_a_tight_bound_the_set_just_used_is_kept_whole(samples: Path, tmp_path: Path) -> None:
+    """A chain that would take more than half the bound is stored whole instead, and trimming takes a chain's top
+    before what it adds to, so the set a report just stored still serves a report over the same files."""
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    whole = len(merge_files(paths, workers=1)[0].to_bytes())
+    cache = ReportCache(tmp_path / "tight", limit_bytes=int(whole * 2.5))
+    for end in range(1, len(paths) + 1):
+        merge_files(paths[:end], workers=1, cache=cache)
+        stored_bytes = sum(path.stat().st_size for path in cache.sets.iterdir())
+        assert stored_bytes <= cache.limit_bytes
+        assert _stored(cache, paths[:end]).stamps  # served whole or through a chain that fits
