@@ -355,7 +355,7 @@ def render(f: ReportFigures) -> str:
         f"({variant} variant, machine's CPUs.) The second report finds the merged state of the first one's files in the",
         "cache (`$AOE_RUNNER_HOME/cache/report`), checks each file's device, inode, size, mtime and ctime (and content",
         "hash for files changed within 2 s of being read, or under 1 MiB), parses only the new file and writes the",
-        "summary.",
+        "summary; it stores what the new file adds beside the name of the set it adds to, not the whole set again.",
         "",
         "### Growth with files (bank corpus, machine's CPUs, median of 2 rounds)",
         "",
