@@ -52,7 +52,8 @@ def test_a_faster_bank_is_faster_in_every_built_in_format(home: Home, step_forma
 
 
 def test_a_slower_bank_exits_1_so_ci_can_refuse_it(home: Home) -> None:
-    code, report, _ = verify(home, "steps", "40", "--bank-factor", "1.10")
+    """Seeded: unseeded, the noise (by pid) measured 9.4% in one CI run of 10% slower steps, outside the check."""
+    code, report, _ = verify(home, "steps", "40", "--bank-factor", "1.10", "--seed", "1", "--counter", str(home.root / "counter"))
 
     assert code == 1
     assert report is not None and report["comparison"]["verdict"] == "slower"
