@@ -44,7 +44,9 @@ from typing import Any
 
 import msgspec
 
+from aoe_runner.errors import InputError
 from aoe_runner.merge import BankState
+from aoe_runner.results.files import read_with_status
 from aoe_runner.results.parsed import ParsedFile
 
 ENABLE_VARIABLE = "AOE_RUNNER_CACHE"
@@ -403,15 +405,8 @@ def _private_directory(path: Path) -> bool:
 def _read(path: Path) -> Any:
     """An entry's content (a set's state as bytes), or None; only a regular file is read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            data = handle.read()
-    except OSError:
+        data, _ = read_with_status(os.fspath(path))
+    except InputError:
         return None
     if path.suffix == ".state":
         return data
@@ -423,8 +418,12 @@ def _read(path: Path) -> Any:
 
 def _joined_state(name: str, head: bytes, body: bytes) -> bytes:
     """A set's state file: a line of the set it adds to (or _WHOLE) and a checksum, then its BankState bytes."""
-    checksum = zlib.crc32(body, zlib.crc32(head, zlib.crc32(name.encode("ascii"))))
-    return b"".join((head, b" %08x\n" % checksum, body))
+    return b"".join((head, b" %08x\n" % _state_checksum(name, head, body), body))
+
+
+def _state_checksum(name: str, head: bytes, body: bytes | memoryview) -> int:
+    """A set's name, the head of its state file and its state body, checksummed together (a misplaced file fails)."""
+    return zlib.crc32(body, zlib.crc32(head, zlib.crc32(name.encode("ascii"))))
 
 
 def _split_state(name: str, data: bytes) -> tuple[str | None, memoryview] | None:
@@ -435,7 +434,7 @@ def _split_state(name: str, data: bytes) -> tuple[str | None, memoryview] | None
     if end < 0 or not (head == _WHOLE or _SET_NAME.fullmatch(head)) or not re.fullmatch(rb"[0-9a-f]{8}", written):
         return None
     body = memoryview(data)[end + 1 :]
-    if zlib.crc32(body, zlib.crc32(head, zlib.crc32(name.encode("ascii")))) != int(written, 16):
+    if _state_checksum(name, head, body) != int(written, 16):
         return None
     return (None if head == _WHOLE else head.decode("ascii")), body
 
