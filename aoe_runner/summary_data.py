@@ -63,8 +63,11 @@ def bank_summary(data: dict[str, Any]) -> Any:
 
 def operator_label(e: dict[str, Any]) -> str:
     """summary.operator_label for an entry as plain data."""
-    mode = f" ({e['tuning_mode']})" if e["tuning_mode"] else ""
-    return f"{e['name']} [{'+'.join(e['op_types'])}]{mode}"
+    return _operator_label(e["name"], "+".join(e["op_types"]), e["tuning_mode"])
+
+
+def _operator_label(name: str, joined_types: str, mode: str | None) -> str:
+    return f"{name} [{joined_types}]{f' ({mode})' if mode else ''}"
 
 
 def _path(row: FileRow) -> str:
@@ -126,18 +129,19 @@ class _Listing:
         row["before_us"] = e.before
         row["after_us"] = e.after
         row["time_saved_us"] = saved
-        group = self.groups.get(joined or "(none)")
+        label = joined or "(none)"
+        group = self.groups.get(label)
         if group is None:
-            group = self.groups[joined or "(none)"] = ([], [])
+            group = self.groups[label] = ([], [])
         group[0].append(saved)
         if speedup is not None:
             group[1].append(speedup)
         if below or conflicted:
-            label = f"{e.key} [{joined}]{f' ({mode})' if mode else ''}"  # operator_label
+            named = _operator_label(e.key, joined, mode)
             if below:
-                self.below.append(label)
+                self.below.append(named)
             if conflicted:
-                self.conflicts.append(label)
+                self.conflicts.append(named)
 
     def add_subgraph(self, e: Entry) -> None:
         row, saved, _, below, conflicted = self._open(e)
