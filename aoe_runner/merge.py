@@ -21,7 +21,7 @@ from aoe_runner.results.report_facts import ReportFacts, moment_of
 
 CONFLICT_TOLERANCE: Final = 0.02  # summary.CONFLICT_TOLERANCE
 DEFAULT_MIN_GAIN_PCT: Final = 1.0  # summary.DEFAULT_MIN_GAIN_PCT (a test keeps them equal)
-STATE_VERSION: Final = 3
+STATE_VERSION: Final = 4
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
 
@@ -280,60 +280,90 @@ class Table:
                 mine.absorb(entry)
 
     def to_wire(self, source_ids: dict[int, int]) -> list[Any]:
+        """The entries in columns, their op types, modes and raw figures as indices into tables of the distinct
+        values: a cached state is read back with one object per distinct value, not one per entry."""
+        entries = self.entries
+        types, type_ids = _indexed([e.types for e in entries])
+        modes, mode_ids = _indexed([e.mode for e in entries])
+        raws, raw_ids = _indexed([e.raw for e in entries])
         return [
-            [
-                e.key,
-                list(e.types) if isinstance(e.types, tuple) else e.types,
-                e.mode,
-                e.tuned,
-                source_ids[id(e.latest)],
-                e.latest_position,
-                e.before,
-                e.after,
-                e.update,
-                e.raw,
-                source_ids[id(e.fastest)],
-                e.fastest_position,
-                e.fastest_after,
-            ]
-            for e in self.entries
+            [e.key for e in entries],
+            types,
+            type_ids,
+            modes,
+            mode_ids,
+            raws,
+            raw_ids,
+            [e.tuned for e in entries],
+            [source_ids[id(e.latest)] for e in entries],
+            [e.latest_position for e in entries],
+            [e.before for e in entries],
+            [e.after for e in entries],
+            [e.update for e in entries],
+            [source_ids[id(e.fastest)] for e in entries],
+            [e.fastest_position for e in entries],
+            [e.fastest_after for e in entries],
         ]
 
     @classmethod
     def from_wire(cls, wire: list[Any], sources: list[Source], strings: dict[object, Any]) -> Table:
+        """Raises ValueError, TypeError or IndexError for columns to_wire did not write."""
         table = cls()
         intern = strings.setdefault
-        for (
-            key,
-            types,
-            mode,
-            tuned,
-            latest,
-            latest_position,
-            before,
-            after,
-            update,
-            raw,
-            fastest,
-            fastest_position,
-            fastest_after,
-        ) in wire:
-            kind = tuple(types) if isinstance(types, list) else types
+        if len(wire) != 16:
+            raise ValueError("not a table's columns")
+        # typed, so that compiled code indexes them as lists (and refuses anything else)
+        keys: list[Any] = wire[0]
+        type_values: list[Any] = wire[1]
+        type_ids: list[Any] = wire[2]
+        mode_values: list[Any] = wire[3]
+        mode_ids: list[Any] = wire[4]
+        raw_values: list[Any] = wire[5]
+        raw_ids: list[Any] = wire[6]
+        tuned: list[Any] = wire[7]
+        latest: list[Any] = wire[8]
+        latest_positions: list[Any] = wire[9]
+        befores: list[Any] = wire[10]
+        afters: list[Any] = wire[11]
+        updates: list[Any] = wire[12]
+        fastest: list[Any] = wire[13]
+        fastest_positions: list[Any] = wire[14]
+        fastest_afters: list[Any] = wire[15]
+        count = len(keys)
+        columns = (type_ids, mode_ids, raw_ids, tuned, latest, latest_positions, befores, afters, updates, fastest)
+        if any(len(column) != count for column in (*columns, fastest_positions, fastest_afters)):
+            raise ValueError("columns of different lengths")
+        kinds = [intern(kind, kind) for kind in (tuple(t) if isinstance(t, list) else t for t in type_values)]
+        modes = [intern(mode, mode) for mode in mode_values]
+        raws = [intern(raw, raw) for raw in raw_values]
+        for row in range(count):
             entry = Entry(
-                key,
-                intern(kind, kind),
-                intern(mode, mode),
-                sources[latest],
-                latest_position,
-                before,
-                after,
-                update,
-                intern(raw, raw),
+                keys[row],
+                kinds[type_ids[row]],
+                modes[mode_ids[row]],
+                sources[latest[row]],
+                latest_positions[row],
+                befores[row],
+                afters[row],
+                updates[row],
+                raws[raw_ids[row]],
             )
-            entry.tuned = tuned
-            entry.fastest, entry.fastest_position, entry.fastest_after = sources[fastest], fastest_position, fastest_after
+            entry.tuned = tuned[row]
+            entry.fastest, entry.fastest_position, entry.fastest_after = (
+                sources[fastest[row]],
+                fastest_positions[row],
+                fastest_afters[row],
+            )
             table.insert(entry)
         return table
+
+
+def _indexed(values: list[Any]) -> tuple[list[Any], list[int]]:
+    """The distinct values (strings, None, tuples of op types) in the order first seen, and each value's index
+    among them."""
+    index: dict[Any, int] = {}
+    ids = [index.setdefault(value, len(index)) for value in values]
+    return list(index), ids
 
 
 class FileRow:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import marshal
 import random
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -145,6 +148,33 @@ def test_a_state_read_back_from_bytes_gives_the_same_summary() -> None:
     state, _, _ = merge_files([p for p in FIXTURES if "legacy" not in str(p)], workers=1)
     again = BankState.from_bytes(state.to_bytes())
     assert dump_json(again.summary()) == dump_json(state.summary())
+
+
+def test_a_state_holds_each_distinct_op_type_mode_and_figure_once_and_reads_back_whole() -> None:
+    state, _, _ = merge_files([p for p in FIXTURES if "legacy" not in str(p)], workers=1)
+    wire = state.to_wire()
+    keys, types, _, modes, _, raws, _, *_ = wire[2]
+    assert len(types) == len(set(types)) and len(modes) == len(set(modes)) and len(raws) == len(set(raws))
+    assert len(raws) < len(keys)  # figures repeat in the fixtures: stored once each
+    again = BankState.from_wire(marshal.loads(marshal.dumps(wire)))
+    assert again.to_wire() == wire
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda table: table[9].pop(),  # a column shorter than the keys
+        lambda table: table[2].__setitem__(0, len(table[1])),  # an op type index past its table
+        lambda table: table[8].__setitem__(0, 10**6),  # a report past the sources
+        lambda table: table.pop(),  # a column missing
+    ],
+)
+def test_a_damaged_state_is_a_value_error(damage: Any) -> None:
+    state, _, _ = merge_files([p for p in FIXTURES if "legacy" not in str(p)], workers=1)
+    wire = state.to_wire()
+    damage(wire[2])
+    with pytest.raises(ValueError):
+        BankState.from_bytes(msgspec.msgpack.encode(wire))
 
 
 def test_json_that_orjson_cannot_write_as_pydantic_does_falls_back_to_pydantic() -> None:
