@@ -19,8 +19,9 @@ read could change again in the same tick; for such a file, and for any small one
 the content read and is served only while the file still hashes the same (git's "racily clean" rule).
 
 Entries live under a directory named by a hash of the code that makes them (`code_identity`), so a new
-version of aoe-runner, or an edited checkout, never reads what other code cached; their names also hash the
-local time zone (a file's mtime stands for a missing timestamp in local time). The cache is bounded: when its
+version of aoe-runner, or an edited checkout, never reads what other code cached; their names also hash each
+file's mtime as local time (it stands for a missing timestamp), so another time zone, or new rules of the same
+zone, is a miss. The cache is bounded: when its
 files pass `AOE_RUNNER_CACHE_MB` (default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off`
 turns it off. It is only an accelerator: any entry that cannot be read, written or trusted is a miss, never an
 error. It trusts what its owner wrote: it is used only in a directory of the user's own that no one else can
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -48,10 +50,12 @@ from aoe_runner.errors import InputError
 from aoe_runner.merge import BankState
 from aoe_runner.results.files import read_with_status
 from aoe_runner.results.parsed import ParsedFile
+from aoe_runner.results.report_facts import moment_of_mtime
 
 ENABLE_VARIABLE = "AOE_RUNNER_CACHE"
 SIZE_VARIABLE = "AOE_RUNNER_CACHE_MB"
 DEFAULT_LIMIT_MB = 512
+MAX_LIMIT_MB = 2.0**40  # a larger AOE_RUNNER_CACHE_MB is taken as this (an exbibyte)
 RACY_NS = 2_000_000_000  # a file whose mtime or ctime is this close to the moment it was read is checked by content
 HASHED_SIZE = 1 << 20  # files up to this size always keep a content hash: it costs nothing to check
 MAX_SETS = 4  # merged sets kept (with the sets they add to); the oldest go first
@@ -135,15 +139,17 @@ class Stamp:
         """Does the file at `path`, now with status `info`, still hold what was read?"""
         if path != self.path or identity(info) != self.identity:
             return False
-        return self.digest is None or _hash_of_file(path) == self.digest
+        return self.digest is None or _hash_of_file(path, self.identity) == self.digest
 
 
-def _hash_of_file(path: str) -> bytes | None:
+def _hash_of_file(path: str, expected: Identity) -> bytes | None:
+    """The content hash of the file at `path` while it is still the regular file `expected` (None if not: a FIFO
+    or device put in its place since its status was taken is never read)."""
     try:
-        with open(path, "rb") as handle:
-            return content_hash(handle.read())
-    except OSError:
+        data, info = read_with_status(path)
+    except InputError:
         return None
+    return content_hash(data) if identity(info) == expected else None
 
 
 class StoredSet:
@@ -182,8 +188,10 @@ class ReportCache:
             limit_mb = float(os.environ.get(SIZE_VARIABLE) or DEFAULT_LIMIT_MB)
         except ValueError:
             limit_mb = DEFAULT_LIMIT_MB
+        if not math.isfinite(limit_mb):  # nan or inf: not a size
+            limit_mb = DEFAULT_LIMIT_MB
         base = runner_home() / "cache" / "report"
-        return cls(base, int(limit_mb * 2**20)) if _private_directory(base) else None
+        return cls(base, int(min(limit_mb, MAX_LIMIT_MB) * 2**20)) if _private_directory(base) else None
 
     # one file's parsed state
 
@@ -198,7 +206,7 @@ class ReportCache:
             if version != _ENTRY_VERSION or not stamp.holds(path, info):
                 return None
             parsed = ParsedFile.from_bytes(body)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return None
         _touch(self._file_entry(path, info))
         return parsed, stamp
@@ -211,7 +219,7 @@ class ReportCache:
         return _write(self._file_entry(stamp.path, info), lambda: [_ENTRY_VERSION, stamp.to_wire(), parsed.to_bytes()])
 
     def _file_entry(self, path: str, info: os.stat_result) -> Path:
-        name = f"{path}\0{info.st_dev}\0{info.st_ino}\0{_local_time()}".encode("utf-8", "surrogateescape")
+        name = f"{path}\0{info.st_dev}\0{info.st_ino}\0{_local_mtime(info.st_mtime_ns)}".encode("utf-8", "surrogateescape")
         return self.files / hashlib.blake2b(name, digest_size=16).hexdigest()
 
     # merged sets of files
@@ -303,11 +311,7 @@ class ReportCache:
         """The names of the stored sets that the set `name` adds to, nearest first (as far as they can be read)."""
         below: list[str] = []
         while len(below) <= MAX_CHAIN:
-            try:
-                with open(self.sets / f"{name}.state", "rb", buffering=0) as handle:
-                    head = handle.readline(80).partition(b" ")[0]
-            except OSError:
-                break
+            head = _first_line(self.sets / f"{name}.state").partition(b" ")[0]
             if not _SET_NAME.fullmatch(head):
                 break
             name = head.decode("ascii")
@@ -365,9 +369,11 @@ def _members(
     entry = _read(members_path)
     try:
         version, wire = entry  # type: ignore[misc]
-        if version != _ENTRY_VERSION or type(wire) is not list or _set_name(wire) != members_path.stem:
-            return None, []  # written by other code, or not the list this set's name was made from
+        if version != _ENTRY_VERSION or type(wire) is not list:
+            return None, []  # written by other code
         stamps = [Stamp.from_wire(item) for item in wire]
+        if _set_name(wire) != members_path.stem:
+            return None, []  # not the list this set's name was made from
     except (ValueError, TypeError, *_UNWRITABLE):
         return None, []
     unchanged = []
@@ -383,13 +389,19 @@ def _members(
 
 
 def _set_name(wire: list[Any]) -> str:
-    """A set's name: a hash of its members' stamps as written, and of the local time zone."""
-    return hashlib.blake2b(_ENCODER.encode([_local_time(), wire]), digest_size=16).hexdigest()
+    """A set's name: a hash of its members' stamps as written (Stamp.to_wire), and of each member's mtime as local
+    time."""
+    moments = [_local_mtime(mtime_ns) for _, (_, _, _, mtime_ns, _), _ in wire]
+    return hashlib.blake2b(_ENCODER.encode([moments, wire]), digest_size=16).hexdigest()
 
 
-def _local_time() -> str:
-    """What decides the local time of a file's mtime, which stands for a report's missing timestamp."""
-    return f"{os.environ.get('TZ')}|{time.tzname}|{time.timezone}|{time.altzone}|{time.daylight}"
+def _local_mtime(mtime_ns: int) -> str:
+    """A file's mtime as the local time that stands for a missing timestamp in its reports: the moment parsing
+    takes from os.stat's float mtime, rebuilt as os.stat builds it, so that what was cached in one time zone (or
+    under other rules of the same zone) is never served in another."""
+    seconds, nanoseconds = divmod(mtime_ns, 1_000_000_000)
+    moment = moment_of_mtime(seconds + nanoseconds * 1e-9)
+    return "-" if moment is None else moment.isoformat()
 
 
 def _private_directory(path: Path) -> bool:
@@ -414,6 +426,20 @@ def _read(path: Path) -> Any:
         return _DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError):
         return None
+
+
+def _first_line(path: Path) -> bytes:
+    """The first line of a regular file, at most 80 bytes (empty when there is none: a FIFO is never read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        return os.pread(fd, 80, 0).partition(b"\n")[0] if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _joined_state(name: str, head: bytes, body: bytes) -> bytes:

@@ -11,9 +11,9 @@ from aoe_runner.errors import InputError
 from aoe_runner.results.files import read_regular_file
 from aoe_runner.results.model import ResultFile
 from aoe_runner.results.normalize import normalize
-from aoe_runner.results.parse import moment_of_mtime
 from aoe_runner.results.parsed import ParsedFile, from_result_file, with_typed
 from aoe_runner.results.raw import RawDocument, decode
+from aoe_runner.results.report_facts import moment_of_mtime
 from aoe_runner.results.typed import TypedDocument, report_operators, without_operators
 
 

@@ -9,10 +9,10 @@ for its reports (and its records too when one of them needs it); any other file 
 from __future__ import annotations
 
 import os
-from datetime import datetime
 
 from aoe_runner.results.parsed import ParsedFile, with_typed
 from aoe_runner.results.plain_reports import plain_report_facts
+from aoe_runner.results.report_facts import moment_of_mtime
 from aoe_runner.results.text import BOM
 from aoe_runner.results.typed import NotTyped, decode_document, report_operators
 
@@ -36,11 +36,3 @@ def parse_result_file(where: str, data: bytes, mtime: float) -> ParsedFile:
     if facts is not None:  # plain reports, but a record the normaliser must read
         return loader.parse_normalized(where, data, mtime, typed=True)
     return loader.parse_typed(where, data, mtime, document)
-
-
-def moment_of_mtime(timestamp: float) -> datetime | None:
-    """A file time as a local datetime; None for one that datetime cannot hold (touch -d can set any)."""
-    try:
-        return datetime.fromtimestamp(timestamp)
-    except (OverflowError, ValueError, OSError):
-        return None

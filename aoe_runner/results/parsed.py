@@ -10,7 +10,7 @@ the same records and the same warnings (a test compares them on every fixture).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Union
 
 import msgspec
 
@@ -60,9 +60,12 @@ class Columns:
         return [self.keys, self.types, self.modes, self.before, self.after, self.update, self.raw, self.report]
 
     @classmethod
-    def from_wire(cls, wire: list[Any]) -> Columns:
+    def from_wire(cls, wire: Any) -> Columns:
+        """Raises ValueError for columns of different lengths."""
         columns = cls()
         columns.keys, types, columns.modes, columns.before, columns.after, columns.update, columns.raw, columns.report = wire
+        if any(len(column) != len(columns.keys) for column in wire):
+            raise ValueError("columns of different lengths")
         columns.types = [tuple(t) if isinstance(t, list) else t for t in types]
         return columns
 
@@ -119,7 +122,17 @@ class ParsedFile:
 
 
 _ENCODER = msgspec.msgpack.Encoder()
-_WIRE = msgspec.msgpack.Decoder(tuple[tuple[int, str, str, bool, list[str], list[ReportFacts]], list[Any], list[Any]])
+_COLUMNS = tuple[
+    list[str],
+    list[Union[str, list[str], None]],  # noqa: UP007 (msgspec evaluates these at run time)
+    list[Union[str, None]],  # noqa: UP007
+    list[float],
+    list[float],
+    list[bool],
+    list[Union[str, None]],  # noqa: UP007
+    list[int],
+]
+_WIRE = msgspec.msgpack.Decoder(tuple[tuple[int, str, str, bool, list[str], list[ReportFacts]], _COLUMNS, _COLUMNS])
 
 
 def from_result_file(result_file: ResultFile) -> ParsedFile:

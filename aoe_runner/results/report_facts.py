@@ -40,6 +40,14 @@ def first_moment(
     return None, "none"
 
 
+def moment_of_mtime(timestamp: float) -> datetime | None:
+    """A file time as a local datetime; None for one that datetime cannot hold (touch -d can set any)."""
+    try:
+        return datetime.fromtimestamp(timestamp)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
 def time_key(moment: datetime | None) -> TimeKey | None:
     return None if moment is None else (moment - datetime.min) // _MICROSECOND
 

@@ -7,8 +7,10 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -464,3 +466,114 @@ def test_under_a_tight_bound_the_set_just_used_is_kept_whole(samples: Path, tmp_
         stored_bytes = sum(path.stat().st_size for path in cache.sets.iterdir())
         assert stored_bytes <= cache.limit_bytes
         assert _stored(cache, paths[:end]).stamps  # served whole or through a chain that fits
+
+
+def test_an_entry_made_under_other_rules_of_the_same_zone_is_not_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same TZ and the same offsets today, but another past: the zone file TZ names is replaced (as switching
+    /etc/localtime or a tzdata update does). Buenos Aires and Sao Paulo are both -03 without DST now; in January
+    2018 Sao Paulo kept summer time, so a file's mtime then is another local time."""
+    zoneinfo = Path("/usr/share/zoneinfo/America")
+    path = tmp_path / "aoe_result_opat_nodate.json"
+    path.write_text(json.dumps(_document(40.25)).replace("report_20260310120000000_1", "report_1"))
+    os.utime(path, (1_516_000_000, 1_516_000_000))  # 2018-01-15 07:06:40 UTC
+    zone = tmp_path / "localtime"
+    answers = []
+    try:
+        for rules in ("Argentina/Buenos_Aires", "Sao_Paulo"):
+            shutil.copyfile(zoneinfo / rules, zone)
+            monkeypatch.setenv("TZ", "UTC")  # the C library reads the zone file again only for another TZ
+            time.tzset()
+            monkeypatch.setenv("TZ", f":{zone}")
+            time.tzset()
+            cache = ReportCache(tmp_path / "zones", limit_bytes=2**30, every_file=True)
+            fresh = dump_json(merge_files([path], workers=1)[0].summary())
+            assert dump_json(merge_files([path], workers=1, cache=cache)[0].summary()) == fresh
+            answers.append(fresh)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert answers[0] != answers[1]
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        [["op"], [], [], [], [], [], [], []],  # of different lengths
+        [["op"], ["Conv2D"], ["Schedule"], ["slow"], [1.0], [True], ["1%"], [0]],  # a time that is not a number
+        [["op"], ["Conv2D"], ["Schedule"], [2.0], [1.0], [True], ["1%"], [[[[0]]]]],  # nested where a number belongs
+    ],
+    ids=["uneven", "type-confused", "nested"],
+)
+def test_a_damaged_file_entry_is_a_miss(samples: Path, tmp_path: Path, columns: list[list[object]]) -> None:
+    path = next(samples.rglob("aoe_result_*.json"))
+    expected = dump_json(merge_files([path], workers=1)[0].summary())
+    cache = ReportCache(tmp_path / "damaged", limit_bytes=2**30, every_file=True)
+    info, data = os.stat(path), path.read_bytes()
+    head = [1, str(path), "training", False, [], []]
+    body = cache_module._ENCODER.encode([head, columns, [[]] * 8])
+    stamp = cache_module.Stamp.of_read(str(path), info, data)
+    assert cache_module._write(cache._file_entry(str(path), info), lambda: [cache_module._ENTRY_VERSION, stamp.to_wire(), body])
+    assert cache.get_file(str(path), info) is None
+    assert dump_json(merge_files([path], workers=1, cache=cache)[0].summary()) == expected
+
+
+def test_a_deeply_nested_file_entry_is_a_miss(samples: Path, tmp_path: Path) -> None:
+    path = next(samples.rglob("aoe_result_*.json"))
+    cache = ReportCache(tmp_path / "deep", limit_bytes=2**30, every_file=True)
+    info, data = os.stat(path), path.read_bytes()
+    head = cache_module._ENCODER.encode([1, str(path), "training", False, [], []])
+    body = b"\x93" + head + b"\x91" * 200_000 + b"\xc0" + b"\x90"  # [head, [[[...]]], []]
+    stamp = cache_module.Stamp.of_read(str(path), info, data)
+    assert cache_module._write(cache._file_entry(str(path), info), lambda: [cache_module._ENTRY_VERSION, stamp.to_wire(), body])
+    assert cache.get_file(str(path), info) is None
+
+
+def _returns_within(seconds: float, call: Any) -> Any:
+    """call() in a daemon thread: its result, or a failure when it is still blocked after `seconds`."""
+    answer: list[Any] = []
+    worker = threading.Thread(target=lambda: answer.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "blocked"
+    return answer[0]
+
+
+def test_a_fifo_put_where_a_hashed_file_was_is_never_opened(tmp_path: Path) -> None:
+    """A small file keeps a content hash, checked by reading the file again: a FIFO put in its place since its
+    status was taken (a symlinked directory flipped, say) is a change, not a reader blocked for ever."""
+    path = tmp_path / "aoe_result_opat_20260310120000000_1.json"
+    path.write_text(json.dumps(_document(40.25)))
+    info = os.stat(path)
+    stamp = cache_module.Stamp.of_read(str(path), info, path.read_bytes())
+    assert stamp.digest is not None and stamp.holds(str(path), info)
+    path.unlink()
+    os.mkfifo(path)
+    assert _returns_within(10, lambda: stamp.holds(str(path), info)) is False
+
+
+@pytest.mark.usefixtures("any_delta")
+def test_a_fifo_named_like_a_state_never_hangs_the_trim(samples: Path, tmp_path: Path) -> None:
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    cache = ReportCache(tmp_path / "fifo", limit_bytes=2**30)
+    merge_files(paths[:-1], workers=1, cache=cache)
+    merge_files(paths, workers=1, cache=cache)
+    top = _stored(cache, paths)
+    assert len(top.chain) == 2
+    state = cache.sets / f"{top.chain[0]}.state"
+    state.unlink()
+    os.mkfifo(state)
+    _returns_within(10, cache.trim)
+    assert _returns_within(10, lambda: cache._below(top.chain[0])) == []
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "1e303"])
+def test_a_cache_size_that_is_no_number_of_bytes_is_read_sensibly(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AOE_RUNNER_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AOE_RUNNER_CACHE", raising=False)
+    monkeypatch.setenv("AOE_RUNNER_CACHE_MB", value)
+    cache = ReportCache.from_environment()
+    assert cache is not None
+    expected = cache_module.MAX_LIMIT_MB if value == "1e303" else cache_module.DEFAULT_LIMIT_MB  # 1e400 reads as inf
+    assert cache.limit_bytes == int(expected * 2**20)
