@@ -431,15 +431,10 @@ def _read(path: Path) -> Any:
 def _first_line(path: Path) -> bytes:
     """The first line of a regular file, at most 80 bytes (empty when there is none: a FIFO is never read)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        data, _ = read_with_status(os.fspath(path), 80)
+    except InputError:
         return b""
-    try:
-        return os.pread(fd, 80, 0).partition(b"\n")[0] if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
+    return data.partition(b"\n")[0]
 
 
 def _joined_state(name: str, head: bytes, body: bytes) -> bytes:

@@ -26,15 +26,16 @@ def read_regular_file(where: str) -> tuple[bytes, float]:
     return data, info.st_mtime
 
 
-def read_with_status(where: str) -> tuple[bytes, os.stat_result]:
-    """A file's bytes and its status as it was opened; InputError for anything but a regular file."""
+def read_with_status(where: str, size: int = -1) -> tuple[bytes, os.stat_result]:
+    """A file's bytes (its first `size` bytes when given) and its status as it was opened; InputError for anything
+    but a regular file."""
     try:
         fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with open(fd, "rb") as handle:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
-            return handle.read(), info
+            return handle.read(size), info
     except OSError as error:
         raise InputError(where, f"cannot read: {error.strerror or error}") from None
 
