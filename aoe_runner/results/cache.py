@@ -19,13 +19,13 @@ read could change again in the same tick; for such a file, and for any small one
 the content read and is served only while the file still hashes the same (git's "racily clean" rule).
 
 Entries live under a directory named by a hash of the code that makes them (`code_identity`), so a new
-version of aoe-runner, or an edited checkout, never reads what other code cached; their names also hash each
-file's mtime as local time (it stands for a missing timestamp), so another time zone, or new rules of the same
-zone, is a miss. The cache is bounded: when its
-files pass `AOE_RUNNER_CACHE_MB` (default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off`
-turns it off. It is only an accelerator: any entry that cannot be read, written or trusted is a miss, never an
-error. It trusts what its owner wrote: it is used only in a directory of the user's own that no one else can
-write to, and a set's state carries a checksum of itself and its name, so a damaged or misplaced one is a miss.
+version of aoe-runner, or an edited checkout, never reads what other code cached. Each file's mtime as local
+time (it stands for a missing timestamp) is hashed into a set's name and kept in a file's entry, so another time
+zone, or new rules of the same zone, is a miss. The cache is bounded: when its files pass `AOE_RUNNER_CACHE_MB`
+(default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off` turns it off. It is only an
+accelerator: any entry that cannot be read, written or trusted is a miss, never an error. It trusts what its
+owner wrote: it is used only in a directory of the user's own that no one else can write to, and a set's state
+carries a checksum of itself and its name, so a damaged or misplaced one is a miss.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ HASHED_SIZE = 1 << 20  # files up to this size always keep a content hash: it co
 MAX_SETS = 4  # merged sets kept (with the sets they add to); the oldest go first
 MAX_CHAIN = 4  # a set adds to at most this many stored sets below it; one that would add to more is stored whole
 DELTA_SHARE = 4  # a set is stored as what it adds only when that is at most 1/DELTA_SHARE of the sets below it
-_ENTRY_VERSION = 3
+_ENTRY_VERSION = 4
 _WHOLE = b"-"  # the first line of a set's state that adds to no other set
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
@@ -197,18 +197,19 @@ class ReportCache:
 
     def get_file(self, path: str, info: os.stat_result) -> tuple[ParsedFile, Stamp] | None:
         """The parsed file and its stamp, while the file at `path` (status `info`) still holds what was parsed."""
-        entry = _read(self._file_entry(path, info))
+        entry_path = self._file_entry(path, info)
+        entry = _read(entry_path)
         if entry is None:
             return None
         try:
-            version, wire, body = entry
+            version, wire, moment, body = entry
             stamp = Stamp.from_wire(wire)
-            if version != _ENTRY_VERSION or not stamp.holds(path, info):
-                return None
+            if version != _ENTRY_VERSION or not stamp.holds(path, info) or moment != _local_mtime(info.st_mtime_ns):
+                return None  # other code's, a changed file, or parsed in another time zone
             parsed = ParsedFile.from_bytes(body)
         except (ValueError, TypeError, RecursionError):
             return None
-        _touch(self._file_entry(path, info))
+        _touch(entry_path)
         return parsed, stamp
 
     def put_file(self, stamp: Stamp, info: os.stat_result, parsed: ParsedFile) -> int:
@@ -216,10 +217,12 @@ class ReportCache:
         when not stored, not cacheable or the cache cannot be written)."""
         if not parsed.cacheable or not (self.every_file or (stamp.path, stamp.identity) in self.listed):
             return 0
-        return _write(self._file_entry(stamp.path, info), lambda: [_ENTRY_VERSION, stamp.to_wire(), parsed.to_bytes()])
+        moment = _local_mtime(info.st_mtime_ns)
+        return _write(self._file_entry(stamp.path, info), lambda: [_ENTRY_VERSION, stamp.to_wire(), moment, parsed.to_bytes()])
 
     def _file_entry(self, path: str, info: os.stat_result) -> Path:
-        name = f"{path}\0{info.st_dev}\0{info.st_ino}\0{_local_mtime(info.st_mtime_ns)}".encode("utf-8", "surrogateescape")
+        """Where a file's entry is kept: one place per file, rewritten as the file changes."""
+        name = f"{path}\0{info.st_dev}\0{info.st_ino}".encode("utf-8", "surrogateescape")
         return self.files / hashlib.blake2b(name, digest_size=16).hexdigest()
 
     # merged sets of files

@@ -511,8 +511,9 @@ def test_a_damaged_file_entry_is_a_miss(samples: Path, tmp_path: Path, columns: 
     info, data = os.stat(path), path.read_bytes()
     head = [1, str(path), "training", False, [], []]
     body = cache_module._ENCODER.encode([head, columns, [[]] * 8])
-    stamp = cache_module.Stamp.of_read(str(path), info, data)
-    assert cache_module._write(cache._file_entry(str(path), info), lambda: [cache_module._ENTRY_VERSION, stamp.to_wire(), body])
+    stamp, moment = cache_module.Stamp.of_read(str(path), info, data), cache_module._local_mtime(info.st_mtime_ns)
+    entry = [cache_module._ENTRY_VERSION, stamp.to_wire(), moment, body]
+    assert cache_module._write(cache._file_entry(str(path), info), lambda: entry)
     assert cache.get_file(str(path), info) is None
     assert dump_json(merge_files([path], workers=1, cache=cache)[0].summary()) == expected
 
@@ -523,8 +524,9 @@ def test_a_deeply_nested_file_entry_is_a_miss(samples: Path, tmp_path: Path) -> 
     info, data = os.stat(path), path.read_bytes()
     head = cache_module._ENCODER.encode([1, str(path), "training", False, [], []])
     body = b"\x93" + head + b"\x91" * 200_000 + b"\xc0" + b"\x90"  # [head, [[[...]]], []]
-    stamp = cache_module.Stamp.of_read(str(path), info, data)
-    assert cache_module._write(cache._file_entry(str(path), info), lambda: [cache_module._ENTRY_VERSION, stamp.to_wire(), body])
+    stamp, moment = cache_module.Stamp.of_read(str(path), info, data), cache_module._local_mtime(info.st_mtime_ns)
+    entry = [cache_module._ENTRY_VERSION, stamp.to_wire(), moment, body]
+    assert cache_module._write(cache._file_entry(str(path), info), lambda: entry)
     assert cache.get_file(str(path), info) is None
 
 
