@@ -127,7 +127,8 @@ class Entry:
         fastest_file = fastest.file
         if fastest_file == self.latest.file or self.after <= self.fastest_after * (1 + CONFLICT_TOLERANCE):
             return None
-        return f"latest result {self.after:g} is slower than {self.fastest_after:g} recorded in {fastest_file}"
+        latest, fastest_after = format(self.after, "g"), format(self.fastest_after, "g")  # compiled: no str.format
+        return f"latest result {latest} is slower than {fastest_after} recorded in {fastest_file}"
 
 
 def exact_sum(values: list[float]) -> float:

@@ -102,6 +102,20 @@ def _subgraph_rank(e: Entry) -> tuple[float, str]:
     return (-(e.before - e.after), e.key)
 
 
+_SUBGRAPH_FIELDS = (
+    "update_mode",
+    "improvement_raw",
+    "speedup",
+    "times_tuned",
+    "source",
+    "conflict",
+    "repo_key",
+    "before_ms",
+    "after_ms",
+    "time_saved_ms",
+)
+
+
 class _Listing:
     """A table's entries as plain data rows, in rank order, and what the summary says of them, gathered in the same
     one pass from the entries' attributes (no row is read back): counts, time saved (summed in order, as the
@@ -119,16 +133,27 @@ class _Listing:
         self.groups: dict[str, tuple[list[float], list[float]]] = {}  # op type label: time saved, speed-ups
 
     def add_operator(self, e: Entry) -> None:
-        row, saved, speedup, below, conflicted = self._open(e)
-        types, mode = e.types, e.mode
+        """Add an operator's row: one dict literal in the field order, so that the dict is sized once."""
+        before, after, types, mode = e.before, e.after, e.types, e.mode
+        saved, speedup, conflict = before - after, self._count(e), e.conflict()
         op_types: list[str] = [types] if isinstance(types, str) else list(types)  # type: ignore[call-overload]
+        self.rows.append(
+            {
+                "update_mode": "update" if e.update else "add",
+                "improvement_raw": e.raw,
+                "speedup": speedup,
+                "times_tuned": e.tuned,
+                "source": e.latest.provenance(),
+                "conflict": conflict,
+                "name": e.key,
+                "op_types": op_types,
+                "tuning_mode": mode,
+                "before_us": before,
+                "after_us": after,
+                "time_saved_us": saved,
+            }
+        )
         joined = "+".join(op_types)  # a fused operator's types joined
-        row["name"] = e.key
-        row["op_types"] = op_types
-        row["tuning_mode"] = mode
-        row["before_us"] = e.before
-        row["after_us"] = e.after
-        row["time_saved_us"] = saved
         label = joined or "(none)"
         group = self.groups.get(label)
         if group is None:
@@ -136,48 +161,35 @@ class _Listing:
         group[0].append(saved)
         if speedup is not None:
             group[1].append(speedup)
-        if below or conflicted:
+        below = speedup is not None and speedup < self.threshold
+        if below or conflict is not None:
             named = _operator_label(e.key, joined, mode)
             if below:
                 self.below.append(named)
-            if conflicted:
+            if conflict is not None:
                 self.conflicts.append(named)
 
     def add_subgraph(self, e: Entry) -> None:
-        row, saved, _, below, conflicted = self._open(e)
-        row["repo_key"] = e.key
-        row["before_ms"] = e.before
-        row["after_ms"] = e.after
-        row["time_saved_ms"] = saved
-        if below:
+        before, after = e.before, e.after
+        speedup, conflict = self._count(e), e.conflict()
+        update_mode = "update" if e.update else "add"
+        values = (update_mode, e.raw, speedup, e.tuned, e.latest.provenance(), conflict, e.key, before, after, before - after)
+        self.rows.append(dict(zip(_SUBGRAPH_FIELDS, values, strict=True)))  # few rows: by name, not a literal
+        if speedup is not None and speedup < self.threshold:
             self.below.append(f"subgraph {e.key}")
-        if conflicted:
+        if conflict is not None:
             self.conflicts.append(f"subgraph {e.key}")
 
-    def _open(self, e: Entry) -> tuple[dict[str, Any], float, float | None, bool, bool]:
-        """Count an entry and open its row with the fields every row starts with: the row, the time saved, the
-        speed-up, and whether the entry is below the gain threshold and in conflict."""
+    def _count(self, e: Entry) -> float | None:
+        """Count an entry (added or updated, its time saved and speed-up): its speed-up."""
         before, after = e.before, e.after
         speedup = before / after if after > 0 else None
-        saved = before - after
-        conflict = e.conflict()
         if not e.update:
             self.added += 1
-        self.saved.append(saved)
-        below = False
+        self.saved.append(before - after)
         if speedup is not None:
             self.speedups.append(speedup)
-            below = speedup < self.threshold
-        row = {
-            "update_mode": "update" if e.update else "add",
-            "improvement_raw": e.raw,
-            "speedup": speedup,
-            "times_tuned": e.tuned,
-            "source": e.latest.provenance(),
-            "conflict": conflict,
-        }
-        self.rows.append(row)
-        return row, saved, speedup, below, bool(conflict)
+        return speedup
 
     @property
     def count(self) -> int:
