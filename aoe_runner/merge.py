@@ -219,16 +219,23 @@ class Table:
                 entry.fastest_position = position
                 entry.fastest_after = after
 
-    def merge_typed(self, operator_lists: list[list[Any]], sources: list[Source], strings: dict[object, Any], start: int) -> None:
+    def merge_typed(
+        self, operator_lists: list[list[Any]], sources: list[Source], strings: dict[object, Any], start: int, spend: bool
+    ) -> None:
         """merge() for a typed file's checked records (parsed.with_typed), read from the decoded structs as they are:
         the same entries and positions as merging them in columns (`start` is the columns' length). The per-record
-        steps are merge()'s, written out again rather than shared: this is the hot loop, kept free of calls per record."""
+        steps are merge()'s, written out again rather than shared: this is the hot loop, kept free of calls per record.
+        With `spend`, each record leaves its list as it is merged (BankState.add)."""
         first = self.first
         intern = strings.setdefault
         position = start
         for number in range(len(operator_lists)):
             source = sources[number]
-            for record in operator_lists[number]:
+            records = operator_lists[number]
+            for index in range(len(records)):
+                record = records[index]
+                if spend:
+                    records[index] = None  # freed when `record` moves on, while still in the CPU's cache
                 key: str = record.op_name
                 op_type: object = record.op_type
                 types: object = op_type if isinstance(op_type, str) else types_of(op_type)  # type: ignore[arg-type]
@@ -408,13 +415,15 @@ class BankState:
         self.strings: dict[object, Any] = {}  # one object per distinct op type, mode and figure
         self.legacy: Any = None  # a legacy_summary.LegacyMerger once a legacy file is seen
 
-    def add(self, parsed: ParsedFile) -> None:
+    def add(self, parsed: ParsedFile, spend: bool = False) -> None:
+        """Merge a parsed file; `spend` frees its typed records as they are merged (`parsed` is then spent): each is
+        freed while it is still in the CPU's cache, instead of in a later pass over all of them."""
         sources = [Source.of(parsed.path, facts) for facts in parsed.reports]
         for facts, source in zip(parsed.reports, sources, strict=True):
             self._add_facts(facts, source)
         self.operators.merge(parsed.operators, sources, self.strings)
         if parsed.typed:
-            self.operators.merge_typed(parsed.typed, sources, self.strings, len(parsed.operators))
+            self.operators.merge_typed(parsed.typed, sources, self.strings, len(parsed.operators), spend)
         self.subgraphs.merge(parsed.subgraphs, sources, self.strings)
         for number, section in parsed.legacy:
             self._legacy().add(section, sources[number].legacy_context())

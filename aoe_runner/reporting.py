@@ -184,7 +184,7 @@ def _merge_chunk(paths: Iterable[str], cache: ReportCache | None) -> ChunkResult
             except InputError as error:
                 errors.append(error)
                 continue
-            state.add(parsed)
+            state.add(parsed, spend=True)  # stored by _load already when it is cached
             loaded += 1
             if stamp is not None:
                 stamps.append(stamp)

@@ -129,10 +129,11 @@ def test_random_corpora_give_the_reference_json(tmp_path: Path, seed: int) -> No
 @pytest.mark.parametrize("seed", range(6))
 def test_typed_records_merge_as_their_cached_columns_do(tmp_path: Path, seed: int) -> None:
     """merge_typed (a file just parsed) and merge (the same file read back from the cache, in columns) leave the same
-    state: every entry's latest and fastest result, its count and the positions that break ties."""
+    state: every entry's latest and fastest result, its count and the positions that break ties. So does
+    merging with `spend`, which frees each typed record as it is merged."""
     rng = random.Random(seed)
     names = [f"net/layer_{n}/op" for n in range(6)]
-    fresh, cached = BankState(), BankState()
+    fresh, cached, spent = BankState(), BankState(), BankState()
     for number in range(4):
         path = tmp_path / f"aoe_result_opat_2026031{number % 2}120000000_{number}.json"
         path.write_text(json.dumps(_random_document(rng, names, 0.0)), encoding="utf-8")
@@ -141,7 +142,11 @@ def test_typed_records_merge_as_their_cached_columns_do(tmp_path: Path, seed: in
         assert parsed.typed and not parsed.operators
         fresh.add(parsed)
         cached.add(ParsedFile.from_bytes(parsed.to_bytes()))
-    assert fresh.to_wire() == cached.to_wire() and len(fresh.operators) > 1
+        spending = parse_result_file(str(path), data, mtime)
+        spent.add(spending, spend=True)
+        assert all(record is None for records in spending.typed for record in records)
+    assert fresh.to_wire() == cached.to_wire() == spent.to_wire() and len(fresh.operators) > 1
+    assert any(record is not None for records in parsed.typed for record in records)  # not spent without `spend`
 
 
 def test_a_state_read_back_from_bytes_gives_the_same_summary() -> None:
