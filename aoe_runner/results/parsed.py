@@ -178,7 +178,7 @@ def _plain(records: list[Any]) -> bool:
     """Does every record hold times the normaliser takes as they are, and an improvement figure that agrees? Read
     last to first: the records decoded last are the ones still in the CPU's cache, and the merge then starts on
     the first ones, which this pass read last."""
-    for index in range(len(records) - 1, -1, -1):  # not reversed(): mypyc 1.x fails on reversed(list[Any])
+    for index in range(len(records) - 1, -1, -1):  # not reversed(): mypyc 2.4 fails on reversed(list[Any])
         record = records[index]
         performances: dict[str, Any] = record.tune_performance
         for perf in performances.values():
