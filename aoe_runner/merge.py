@@ -164,10 +164,8 @@ class Table:
         return self.variants.get((key, types, mode))
 
     def insert(self, entry: Entry) -> None:
-        if entry.key in self.first:
+        if self.first.setdefault(entry.key, entry) is not entry:  # one lookup: the name's first variant is another
             self.variants[(entry.key, entry.types, entry.mode)] = entry
-        else:
-            self.first[entry.key] = entry
         self.entries.append(entry)
 
     def merge(self, columns: Columns, sources: list[Source], strings: dict[object, Any]) -> None:
