@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.errors import InputError
+from aoe_runner.results.files import path_kind
 
 if TYPE_CHECKING:
     from aoe_runner.reporting import Loaded
@@ -39,7 +40,7 @@ def reject_empty_named(loaded: Loaded, arguments: Sequence[str]) -> Loaded:
 
 def named_files(arguments: Sequence[str]) -> set[str]:
     """The arguments that name a file (as the loader reports its path), not a directory or a glob pattern."""
-    return {os.fspath(path) for path in map(Path, arguments) if not path.is_dir() and path.exists()}
+    return {os.fspath(path) for path in map(Path, arguments) if path_kind(path) == "file"}
 
 
 def reason(info: FileInfo) -> str:

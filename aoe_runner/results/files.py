@@ -43,40 +43,75 @@ def read_with_status(where: str, size: int = -1) -> tuple[bytes, os.stat_result]
 def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputError]]:
     """Expand files, directories (searched recursively) and glob patterns, in a stable order.
 
-    Every argument that names nothing usable becomes an InputError; the others still count.
+    Every argument that names nothing usable, and every directory below one that cannot be searched, becomes an
+    InputError; the others still count.
     """
     found: dict[Path, None] = {}
     errors: list[InputError] = []
     for argument in arguments:
         try:
-            for path in _expand(argument):
+            for path in _expand(argument, errors):
                 found.setdefault(path, None)
         except InputError as error:
             errors.append(error)
     return list(found), errors
 
 
-def _expand(argument: str) -> list[Path]:
+def path_kind(path: str | Path) -> str | None:
+    """ "directory", "file" (anything else there, or a path that cannot be looked at: reading it will say why, e.g.
+    one in a directory this user cannot search), or None when nothing is there. Never raises, unlike pathlib's
+    is_dir() and exists(), which raise PermissionError."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the name
+        return None
+    except OSError:
+        return "file"
+    return "directory" if stat.S_ISDIR(info.st_mode) else "file"
+
+
+def _expand(argument: str, errors: list[InputError]) -> list[Path]:
     path = Path(argument)
-    if path.is_dir():
-        return _search_directory(path)
-    if path.exists():
+    kind = path_kind(path)
+    if kind == "directory":
+        return _search_directory(path, errors)
+    if kind == "file":
         return [path]
     if _GLOB_CHARACTERS & set(argument):
         matches = sorted(glob.glob(argument, recursive=True))
         if not matches:
             raise InputError(argument, "no files match this pattern")
-        return [found for match in matches for found in _expand_match(Path(match))]
+        return [found for match in matches for found in _expand_match(Path(match), errors)]
     raise InputError(argument, "no such file or directory")
 
 
-def _expand_match(path: Path) -> list[Path]:
-    return _search_directory(path) if path.is_dir() else [path]
+def _expand_match(path: Path, errors: list[InputError]) -> list[Path]:
+    return _search_directory(path, errors) if path_kind(path) == "directory" else [path]
 
 
-def _search_directory(directory: Path) -> list[Path]:
+def _search_directory(directory: Path, errors: list[InputError]) -> list[Path]:
+    """The result files in `directory` and below (symbolic links to directories are not followed); a directory
+    below it that cannot be searched adds an error to `errors`, and a file that cannot be looked at is kept, so
+    that reading it says why."""
     prefixes = tuple(pattern.removesuffix("*.json") for pattern in RESULT_FILE_GLOBS)
-    files = sorted(p for p in directory.rglob("*_result_*.json") if p.name.startswith(prefixes) and p.is_file())  # one walk
-    if not files:
+    unsearchable: list[OSError] = []
+    files = sorted(
+        Path(root, name)
+        for root, _, names in os.walk(directory, onerror=unsearchable.append)
+        for name in names
+        if name.startswith(prefixes) and name.endswith(".json") and _kept(os.path.join(root, name))
+    )
+    errors += (InputError(str(error.filename), f"cannot search: {error.strerror or error}") for error in unsearchable)
+    if not files and not unsearchable:
         raise InputError(str(directory), f"no {' or '.join(RESULT_FILE_GLOBS)} files in this directory or below it")
     return files
+
+
+def _kept(where: str) -> bool:
+    """A file a directory search keeps: a regular file (through a symbolic link too), or one it cannot look at."""
+    try:
+        return stat.S_ISREG(os.stat(where).st_mode)
+    except FileNotFoundError:  # gone, or a dangling link
+        return False
+    except OSError:
+        return True

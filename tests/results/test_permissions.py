@@ -1,0 +1,74 @@
+"""Files and directories another user cannot search or read: one exit-4 line each, the rest still reported.
+
+Run as another uid (setpriv, as root): root reads everything, so only another user meets these errors. pathlib's
+is_dir() and is_file() raise PermissionError for a path inside a directory the user cannot search; that was an
+internal error (exit 3) before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES
+from tests.locks.users import NOBODY, as_user, make_shared_tree, needs_root
+
+RUN_CLI = "import sys; from aoe_runner.__main__ import main; sys.argv[0] = 'aoe-runner'; raise SystemExit(main())"
+READABLE = "aoe_result_opat_20260310142233517_41237.json"
+IN_LISTABLE = "aoe_result_opat_20260317091500120_52008.json"
+IN_PRIVATE = "aoe_result_opat_20260311101500123_51002.json"
+
+
+@pytest.fixture
+def tree() -> Iterator[Path]:
+    """readable/ (a file anyone reads), listable/ (mode 744: its names can be listed, its files not reached) and
+    private/ (mode 700), all root's."""
+    top = make_shared_tree()
+    for name, mode, sample in (
+        ("readable", 0o755, "training_opat"),
+        ("listable", 0o744, "retune"),
+        ("private", 0o700, "offline"),
+    ):
+        directory = top / name
+        directory.mkdir()
+        for source in (SAMPLES / sample).glob("aoe_result_*.json"):
+            shutil.copy(source, directory / source.name)
+            os.chmod(directory / source.name, 0o644)
+        os.chmod(directory, mode)
+    yield top
+    shutil.rmtree(top)
+
+
+def _as_nobody(*arguments: str) -> tuple[int, str, str]:
+    process = as_user(NOBODY, RUN_CLI, *arguments, env={"AOE_RUNNER_HOME": "/nonexistent/aoe-runner-home"})
+    out, err = process.communicate(timeout=120)
+    return process.returncode, out, err
+
+
+@needs_root
+@pytest.mark.parametrize("command", ["report", "validate"])
+def test_a_directory_search_reports_what_it_cannot_reach_and_the_rest(tree: Path, command: str) -> None:
+    code, out, err = _as_nobody(command, str(tree), *(["--format", "json"] if command == "report" else []))
+
+    assert code == 4, err
+    assert err.splitlines() == [
+        f"error: {tree / 'private'}: cannot search: Permission denied",  # found while searching: said first
+        f"error: {tree / 'listable' / IN_LISTABLE}: cannot read: Permission denied",
+    ]
+    if command == "report":
+        assert [row["path"] for row in json.loads(out)["files"]] == [str(tree / "readable" / READABLE)]
+
+
+@needs_root
+def test_a_named_file_in_a_directory_this_user_cannot_search_is_one_line(tree: Path) -> None:
+    hidden, readable = tree / "private" / IN_PRIVATE, tree / "readable" / READABLE
+    code, out, err = _as_nobody("report", str(hidden), str(readable), "--format", "json")
+
+    assert code == 4, err
+    assert err.splitlines() == [f"error: {hidden}: cannot read: Permission denied"]
+    assert [row["path"] for row in json.loads(out)["files"]] == [str(readable)]
