@@ -24,7 +24,8 @@ time (it stands for a missing timestamp) is hashed into a set's name and kept in
 zone, or new rules of the same zone, is a miss. The cache is bounded: when its files pass `AOE_RUNNER_CACHE_MB`
 (default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off` turns it off. It is only an
 accelerator: any entry that cannot be read, written or trusted is a miss, never an error. It trusts what its
-owner wrote: it is used only in a directory of the user's own that no one else can write to, and a set's state
+owner wrote: it is used only in a directory of the user's own that no one else can write to, below directories
+that only root or the user can change (sticky ones aside), and a set's state
 carries a checksum of itself and its name, so a damaged or misplaced one is a miss.
 """
 
@@ -179,7 +180,8 @@ class ReportCache:
 
     @classmethod
     def from_environment(cls) -> ReportCache | None:
-        """The cache of the aoe-runner home; None when turned off, or when its directory is not the user's own."""
+        """The cache of the aoe-runner home; None when turned off, or when its directory, or one above it, is not
+        safe from other users (see _private_directory)."""
         if os.environ.get(ENABLE_VARIABLE, "").strip().lower() in ("0", "off", "no", "false"):
             return None
         from aoe_runner.home import runner_home
@@ -190,8 +192,8 @@ class ReportCache:
             limit_mb = DEFAULT_LIMIT_MB
         if not math.isfinite(limit_mb):  # nan or inf: not a size
             limit_mb = DEFAULT_LIMIT_MB
-        base = runner_home() / "cache" / "report"
-        return cls(base, int(min(limit_mb, MAX_LIMIT_MB) * 2**20)) if _private_directory(base) else None
+        base = _private_directory(runner_home() / "cache" / "report")
+        return cls(base, int(min(limit_mb, MAX_LIMIT_MB) * 2**20)) if base is not None else None
 
     # one file's parsed state
 
@@ -407,14 +409,24 @@ def _local_mtime(mtime_ns: int) -> str:
     return "-" if moment is None else moment.isoformat()
 
 
-def _private_directory(path: Path) -> bool:
-    """Is `path` (made if missing) a directory of this user's that no one else can write to?"""
+def _private_directory(path: Path) -> Path | None:
+    """`path` (made if missing) resolved, when it is a directory of this user's that no one else can write to, on a
+    path that no one else can change: each directory above it is root's or this user's, and writable by no one
+    else unless sticky (as /tmp is). Else None: another user who could rename a directory above it could swap in
+    a cache of theirs after this check."""
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = path.lstat()
+        real = Path(os.path.realpath(path))
+        info = real.lstat()
+        if not (stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022):
+            return None
+        for above in real.parents:
+            mode, owner = (above_info := above.lstat()).st_mode, above_info.st_uid
+            if not stat.S_ISDIR(mode) or owner not in (0, os.geteuid()) or (mode & 0o022 and not mode & stat.S_ISVTX):
+                return None
     except OSError:
-        return False
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022
+        return None
+    return real
 
 
 def _read(path: Path) -> Any:

@@ -1,6 +1,7 @@
-"""Files and directories another user cannot search or read: one exit-4 line each, the rest still reported.
+"""Other users: files and directories this user cannot search or read are one exit-4 line each, the rest still
+reported; the report cache is not used where another user could swap it.
 
-Run as another uid (setpriv, as root): root reads everything, so only another user meets these errors. pathlib's
+Run as other uids (setpriv, as root): root reads everything, so only another user meets these errors. pathlib's
 is_dir() and is_file() raise PermissionError for a path inside a directory the user cannot search; that was an
 internal error (exit 3) before.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SAMPLES
-from tests.locks.users import NOBODY, as_user, make_shared_tree, needs_root
+from tests.locks.users import ANOTHER, NOBODY, as_user, make_shared_tree, needs_root
 
 RUN_CLI = "import sys; from aoe_runner.__main__ import main; sys.argv[0] = 'aoe-runner'; raise SystemExit(main())"
 READABLE = "aoe_result_opat_20260310142233517_41237.json"
@@ -44,8 +45,8 @@ def tree() -> Iterator[Path]:
     shutil.rmtree(top)
 
 
-def _as_nobody(*arguments: str) -> tuple[int, str, str]:
-    process = as_user(NOBODY, RUN_CLI, *arguments, env={"AOE_RUNNER_HOME": "/nonexistent/aoe-runner-home"})
+def _as_nobody(*arguments: str, home: str = "/nonexistent/aoe-runner-home") -> tuple[int, str, str]:
+    process = as_user(NOBODY, RUN_CLI, *arguments, env={"AOE_RUNNER_HOME": home, "AOE_RUNNER_CACHE": "on"})
     out, err = process.communicate(timeout=120)
     return process.returncode, out, err
 
@@ -72,3 +73,25 @@ def test_a_named_file_in_a_directory_this_user_cannot_search_is_one_line(tree: P
     assert code == 4, err
     assert err.splitlines() == [f"error: {hidden}: cannot read: Permission denied"]
     assert [row["path"] for row in json.loads(out)["files"]] == [str(readable)]
+
+
+@needs_root
+def test_the_cache_is_used_only_where_no_other_user_can_swap_it(tree: Path) -> None:
+    """A home below a directory another user owns (here world-writable, as a shared scratch directory is) could
+    have its cache directory swapped, after the check, for a cache that user wrote: the cache is not used there.
+    Below a sticky directory (as /tmp is), or in a directory of the user's own, it is."""
+    theirs = tree / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, ANOTHER, ANOTHER)
+    os.chmod(theirs, 0o777)
+    mine = tree / "mine"
+    mine.mkdir(mode=0o700)
+    os.chown(mine, NOBODY, NOBODY)
+    sticky = tree / "locks"  # root's, mode 1777
+    readable = str(tree / "readable")
+
+    for home, used in ((theirs / "home", False), (mine / "home", True), (sticky / "home", True)):
+        code, out, err = _as_nobody("report", readable, "--format", "json", home=str(home))
+        assert code == 0 and json.loads(out)["totals"]["files"] == 1, err
+        stored = list((home / "cache" / "report").glob("*/sets/*.state"))
+        assert bool(stored) == used, home
