@@ -40,7 +40,7 @@ def reject_empty_named(loaded: Loaded, arguments: Sequence[str]) -> Loaded:
 
 def named_files(arguments: Sequence[str]) -> set[str]:
     """The arguments that name a file (as the loader reports its path), not a directory or a glob pattern."""
-    return {os.fspath(path) for path in map(Path, arguments) if path_kind(path) == "file"}
+    return {os.fspath(path) for path in map(Path, arguments) if path_kind(path) not in (None, "directory")}
 
 
 def reason(info: FileInfo) -> str:

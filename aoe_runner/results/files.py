@@ -18,6 +18,7 @@ RESULT_FILE_GLOB = "aoe_result_*.json"
 LEGACY_FILE_GLOB = "tune_result_*.json"  # legacy Auto Tune's
 RESULT_FILE_GLOBS = (RESULT_FILE_GLOB, LEGACY_FILE_GLOB)  # what a directory search finds
 _GLOB_CHARACTERS = frozenset("*?[")
+_SEARCH_KEEPS = ("regular", "unknown")  # a directory search keeps files (through links too) and what it cannot look at
 
 
 def read_regular_file(where: str) -> tuple[bytes, float]:
@@ -58,16 +59,16 @@ def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputE
 
 
 def path_kind(path: str | Path) -> str | None:
-    """ "directory", "file" (anything else there, or a path that cannot be looked at: reading it will say why, e.g.
-    one in a directory this user cannot search), or None when nothing is there. Never raises, unlike pathlib's
-    is_dir() and exists(), which raise PermissionError."""
+    """What is at `path`: "directory", "regular" (a file), "other" (a FIFO, device or socket), "unknown" (it cannot
+    be looked at, e.g. inside a directory this user cannot search: reading it will say why), or None (nothing).
+    Never raises, unlike pathlib's is_dir() and exists(), which raise PermissionError."""
     try:
-        info = os.stat(path)
+        mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the name
         return None
     except OSError:
-        return "file"
-    return "directory" if stat.S_ISDIR(info.st_mode) else "file"
+        return "unknown"
+    return "directory" if stat.S_ISDIR(mode) else "regular" if stat.S_ISREG(mode) else "other"
 
 
 def _expand(argument: str, errors: list[InputError]) -> list[Path]:
@@ -75,7 +76,7 @@ def _expand(argument: str, errors: list[InputError]) -> list[Path]:
     kind = path_kind(path)
     if kind == "directory":
         return _search_directory(path, errors)
-    if kind == "file":
+    if kind is not None:  # reading it refuses anything but a regular file, in one line
         return [path]
     if _GLOB_CHARACTERS & set(argument):
         matches = sorted(glob.glob(argument, recursive=True))
@@ -99,19 +100,9 @@ def _search_directory(directory: Path, errors: list[InputError]) -> list[Path]:
         Path(root, name)
         for root, _, names in os.walk(directory, onerror=unsearchable.append)
         for name in names
-        if name.startswith(prefixes) and name.endswith(".json") and _kept(os.path.join(root, name))
+        if name.startswith(prefixes) and name.endswith(".json") and path_kind(os.path.join(root, name)) in _SEARCH_KEEPS
     )
     errors += (InputError(str(error.filename), f"cannot search: {error.strerror or error}") for error in unsearchable)
     if not files and not unsearchable:
         raise InputError(str(directory), f"no {' or '.join(RESULT_FILE_GLOBS)} files in this directory or below it")
     return files
-
-
-def _kept(where: str) -> bool:
-    """A file a directory search keeps: a regular file (through a symbolic link too), or one it cannot look at."""
-    try:
-        return stat.S_ISREG(os.stat(where).st_mode)
-    except FileNotFoundError:  # gone, or a dangling link
-        return False
-    except OSError:
-        return True
