@@ -135,7 +135,8 @@ class _Listing:
     def add_operator(self, e: Entry) -> None:
         """Add an operator's row: one dict literal in the field order, so that the dict is sized once."""
         before, after, types, mode = e.before, e.after, e.types, e.mode
-        saved, speedup, conflict = before - after, self._count(e), e.conflict()
+        saved = before - after
+        speedup, conflict = self._count(e, saved), e.conflict()
         op_types: list[str] = [types] if isinstance(types, str) else list(types)  # type: ignore[call-overload]
         self.rows.append(
             {
@@ -171,22 +172,23 @@ class _Listing:
 
     def add_subgraph(self, e: Entry) -> None:
         before, after = e.before, e.after
-        speedup, conflict = self._count(e), e.conflict()
+        saved = before - after
+        speedup, conflict = self._count(e, saved), e.conflict()
         update_mode = "update" if e.update else "add"
-        values = (update_mode, e.raw, speedup, e.tuned, e.latest.provenance(), conflict, e.key, before, after, before - after)
+        values = (update_mode, e.raw, speedup, e.tuned, e.latest.provenance(), conflict, e.key, before, after, saved)
         self.rows.append(dict(zip(_SUBGRAPH_FIELDS, values, strict=True)))  # few rows: by name, not a literal
         if speedup is not None and speedup < self.threshold:
             self.below.append(f"subgraph {e.key}")
         if conflict is not None:
             self.conflicts.append(f"subgraph {e.key}")
 
-    def _count(self, e: Entry) -> float | None:
+    def _count(self, e: Entry, saved: float) -> float | None:
         """Count an entry (added or updated, its time saved and speed-up): its speed-up."""
-        before, after = e.before, e.after
-        speedup = before / after if after > 0 else None
+        after = e.after
+        speedup = e.before / after if after > 0 else None
         if not e.update:
             self.added += 1
-        self.saved.append(before - after)
+        self.saved.append(saved)
         if speedup is not None:
             self.speedups.append(speedup)
         return speedup
