@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import msgspec
 
-from aoe_runner.results.parsed import Columns, ParsedFile, types_of
+from aoe_runner.results.parsed import Columns, ParsedFile, RawRecords, types_of
 from aoe_runner.results.report_facts import ReportFacts, moment_of
 
 CONFLICT_TOLERANCE: Final = 0.02  # summary.CONFLICT_TOLERANCE
@@ -168,13 +168,13 @@ class Table:
             self.variants[(entry.key, entry.types, entry.mode)] = entry
         self.entries.append(entry)
 
-    def merge(self, columns: Columns, sources: list[Source], strings: dict[object, Any]) -> None:
-        """Observe every record of one file's columns: the hot loop of `report`."""
+    def merge(self, columns: Columns, sources: list[Source], strings: dict[object, Any], start: int = 0) -> None:
+        """Observe every record of one file's columns from row `start` on: the hot loop of `report`."""
         first = self.first
         keys, kinds, modes, befores, afters = columns.keys, columns.types, columns.modes, columns.before, columns.after
         updates, raws, reports = columns.update, columns.raw, columns.report
         intern = strings.setdefault
-        for position in range(len(keys)):
+        for position in range(start, len(keys)):
             key = keys[position]
             types = kinds[position]
             mode = modes[position]
@@ -219,11 +219,11 @@ class Table:
 
     def merge_typed(
         self, operator_lists: list[list[Any]], sources: list[Source], strings: dict[object, Any], start: int, spend: bool
-    ) -> None:
-        """merge() for a typed file's checked records (parsed.with_typed), read from the decoded structs as they are:
-        the same entries and positions as merging them in columns (`start` is the columns' length). The per-record
-        steps are merge()'s, written out again rather than shared: this is the hot loop, kept free of calls per record.
-        With `spend`, each record leaves its list as it is merged (BankState.add)."""
+    ) -> int:
+        """merge() for a typed file's checked records (parsed.RawRecords), read from the decoded structs as they are:
+        the same entries and positions as merging them in columns (`start`: the position of the first); the position
+        after the last. The per-record steps are merge()'s, written out again rather than shared: this is the hot
+        loop, kept free of calls per record. With `spend`, each record leaves its list as it is merged."""
         first = self.first
         intern = strings.setdefault
         position = start
@@ -276,6 +276,7 @@ class Table:
                         entry.fastest_position = position
                         entry.fastest_after = after
                     position += 1
+        return position
 
     def absorb(self, other: Table) -> None:
         for entry in other.entries:
@@ -422,10 +423,24 @@ class BankState:
         self.operators.merge(parsed.operators, sources, self.strings)
         if parsed.typed:
             self.operators.merge_typed(parsed.typed, sources, self.strings, len(parsed.operators), spend)
+        if parsed.raw is not None:
+            parsed = self._merge_raw(parsed, parsed.raw, sources, spend)
         self.subgraphs.merge(parsed.subgraphs, sources, self.strings)
         for number, section in parsed.legacy:
             self._legacy().add(section, sources[number].legacy_context())
         self.files.append(FileRow.of(parsed))
+
+    def _merge_raw(self, parsed: ParsedFile, raw: RawRecords, sources: list[Source], spend: bool) -> ParsedFile:
+        """Merge a file's raw records a batch at a time (parsed.RawRecords); the file as merged: itself, or the
+        normaliser's parse of it when a batch needs the normaliser (its rows after those merged are merged from it)."""
+        position = len(parsed.operators)  # `raw` is kept: the file can still be stored (ParsedFile.to_bytes)
+        for number, records in raw.batches():
+            position = self.operators.merge_typed([records], [sources[number]], self.strings, position, spend)
+        fallback = raw.fallback
+        if fallback is None:
+            return parsed
+        self.operators.merge(fallback.operators, sources, self.strings, position)
+        return fallback
 
     def add_all(self, files: Iterable[ParsedFile]) -> None:
         for parsed in files:

@@ -139,14 +139,56 @@ def test_typed_records_merge_as_their_cached_columns_do(tmp_path: Path, seed: in
         path.write_text(json.dumps(_random_document(rng, names, 0.0)), encoding="utf-8")
         data, mtime = read_regular_file(str(path))
         parsed = parse_result_file(str(path), data, mtime)
-        assert parsed.typed and not parsed.operators
+        assert parsed.raw is not None and not parsed.typed and not parsed.operators
         fresh.add(parsed)
-        cached.add(ParsedFile.from_bytes(parsed.to_bytes()))
-        spending = parse_result_file(str(path), data, mtime)
-        spent.add(spending, spend=True)
-        assert all(record is None for records in spending.typed for record in records)
+        cached.add(ParsedFile.from_bytes(parsed.to_bytes()))  # still whole once merged: the cache can store it
+        spent.add(parse_result_file(str(path), data, mtime), spend=True)
     assert fresh.to_wire() == cached.to_wire() == spent.to_wire() and len(fresh.operators) > 1
-    assert any(record is not None for records in parsed.typed for record in records)  # not spent without `spend`
+
+
+def _batched_document(bad: int, kind: str) -> dict[str, object]:
+    """Two reports of 600 plain records (parsed.BATCH_RECORDS 256: three batches each), record `bad` of the second
+    one made something the typed path cannot take as it is."""
+    reports: dict[str, object] = {}
+    for number in range(2):
+        operators: list[dict[str, Any]] = []
+        for index in range(600):
+            before, after = 100.0 + index % 7, 80.0 + (index * 13 + number) % 11
+            performance = {"performance_before_tune(us)": before, "performance_after_tune(us)": after}
+            performance["performance_improvement"] = f"{(before / after - 1) * 100:.2f}%"  # type: ignore[assignment]
+            operators.append({"op_name": f"op_{index % 450}", "op_type": "MatMulV2", "tune_performance": {"Format": performance}})
+        if number == 1 and kind == "disagreeing figure":
+            operators[bad]["tune_performance"]["Format"]["performance_improvement"] = "12.34%"
+        elif number == 1 and kind == "zero time":
+            operators[bad]["tune_performance"]["Format"]["performance_after_tune(us)"] = 0
+        elif number == 1 and kind == "name not a string":
+            operators[bad]["op_name"] = 5
+        elif number == 1 and kind == "invalid UTF-8":
+            operators[bad]["op_name"] = "INVALID-UTF-8"  # made a byte that is not UTF-8 once written
+        elif number == 1 and kind == "times not numbers":
+            operators[bad]["tune_performance"]["Format"]["performance_before_tune(us)"] = "fast"
+        reports[f"report_2026031{number}120000000_{number}"] = [
+            {"basic": {"tuning_name": "net"}},
+            {"OPAT": {"opat_tuning_result": "tuning successful", "repo_modified_operators": operators}},
+        ]
+    return reports
+
+
+@pytest.mark.parametrize("bad", [0, 255, 256, 300, 599])
+@pytest.mark.parametrize("kind", ["disagreeing figure", "zero time", "name not a string", "times not numbers", "invalid UTF-8"])
+def test_a_record_the_normaliser_must_read_in_any_batch_gives_the_reference(tmp_path: Path, bad: int, kind: str) -> None:
+    """Records are decoded and merged a batch at a time; a batch with a record the typed path cannot take sends the
+    rest of the file to the normaliser, after the batches already merged: the same summary, warnings included, as
+    the reference, and as the file stored in the cache and read back."""
+    path = tmp_path / "aoe_result_opat_20260310120000000_1.json"
+    path.write_bytes(json.dumps(_batched_document(bad, kind)).encode().replace(b"INVALID-UTF-8", b"op_\xff"))
+    assert _engine([path]) == _reference([path])
+    assert "warnings" in _engine([path]) and json.loads(_engine([path]))["files"][0]["warnings"]
+    data, mtime = read_regular_file(str(path))
+    merged, stored = BankState(), BankState()
+    merged.add(parse_result_file(str(path), data, mtime), spend=True)
+    stored.add(ParsedFile.from_bytes(parse_result_file(str(path), data, mtime).to_bytes()))
+    assert merged.to_wire() == stored.to_wire()
 
 
 def test_a_state_read_back_from_bytes_gives_the_same_summary() -> None:
@@ -235,5 +277,6 @@ def test_a_plain_training_file_takes_the_typed_path(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr("aoe_runner.results.loader.decode", no_generic_decode)
     parsed = parse_result_file(str(path), data, mtime)
+    parsed.settle()
     assert sum(map(len, parsed.typed)) > 0 and len(parsed.operators) == 0
     assert len(parsed.operator_columns()) == sum(len(record.tune_performance) for records in parsed.typed for record in records)

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 
 from aoe_runner.errors import InputError
 from aoe_runner.results.files import read_regular_file
 from aoe_runner.results.model import ResultFile
 from aoe_runner.results.normalize import normalize
-from aoe_runner.results.parsed import ParsedFile, from_result_file, with_typed
+from aoe_runner.results.parsed import ParsedFile, RawRecords, from_result_file
 from aoe_runner.results.raw import RawDocument, decode
 from aoe_runner.results.report_facts import moment_of_mtime
-from aoe_runner.results.typed import TypedDocument, report_operators, without_operators
+from aoe_runner.results.typed import TypedDocument, decode_records, report_operators, without_operators
 
 
 def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
@@ -27,15 +28,17 @@ def load_result_file(path: str | os.PathLike[str]) -> ResultFile:
 
 
 def parse_typed(where: str, data: bytes, mtime: float, document: TypedDocument) -> ParsedFile:
-    """A typed file that is not plain (parse.parse_result_file): its reports through the normaliser, its records as
-    they are when each is plain, else the whole file through the normaliser."""
+    """A typed file that is not plain (parse.parse_result_file): its reports through the normaliser, its records left
+    raw for the merge to decode and check (parsed.RawRecords), which takes the whole file through the normaliser from
+    the first record that is not plain."""
     entries = without_operators(document)
     result_file = normalize(RawDocument("training", entries), where, os.path.basename(where))
     result_file.modified = moment_of_mtime(mtime)
     parts = list(document.values())
+    parsed = from_result_file(result_file)
     operator_lists = [report_operators(parts[report.index]) for report in result_file.reports]
-    parsed = with_typed(from_result_file(result_file), operator_lists)
-    return parsed if parsed is not None else parse_normalized(where, data, mtime, typed=True)
+    parsed.raw = RawRecords(operator_lists, decode_records, partial(parse_normalized, where, data, mtime))
+    return parsed
 
 
 def parse_normalized(where: str, data: bytes, mtime: float, typed: bool) -> ParsedFile:

@@ -2,14 +2,16 @@
 
 A `ParsedFile` is what `report` keeps per file (and caches): it is built either by the normaliser (every
 variant), its records in columns, or, for the common current-format training file, from the typed msgspec
-structs, whose operator records are checked here and then merged as they are (merge.Table.merge_typed), with
-no `OperatorChange` or column entry made for each; the cache stores them in columns. A typed file with any
-operator record the normaliser would skip or warn about is parsed by the normaliser instead, so both ways give
-the same records and the same warnings (a test compares them on every fixture).
+structs, its operator records left as raw JSON (`RawRecords`) and decoded, checked and merged as they are a
+batch at a time (merge.Table.merge_typed), with no `OperatorChange` or column entry made for each; the cache
+stores them in columns. A typed file with any operator record the normaliser would skip or warn about is parsed
+by the normaliser instead, from that record on, so both ways give the same records and the same warnings (tests
+compare them on every fixture, and with such a record in any batch).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final, Union
 
 import msgspec
@@ -23,6 +25,7 @@ _TIME_LIMIT: Final = 1e300  # the normaliser's bound for a time taken as it is
 _ABSOLUTE_TOLERANCE: Final = 0.06  # figures.speedup_figure_matches, inlined in the hot loop
 _RELATIVE_TOLERANCE: Final = 0.005
 FORMAT_VERSION: Final = 1
+BATCH_RECORDS: Final = 256  # records decoded and merged at a time: their structs stay in a core's cache (1 MiB)
 
 Types = str | tuple[str, ...]  # one op type as itself, fused types as a tuple (an operator key's part)
 
@@ -73,7 +76,7 @@ class Columns:
 class ParsedFile:
     """One result file's contribution to a bank summary; `legacy` holds legacy Auto Tune sections (never cached)."""
 
-    __slots__ = ("path", "layout", "partial", "warnings", "reports", "operators", "subgraphs", "legacy", "typed")
+    __slots__ = ("path", "layout", "partial", "warnings", "reports", "operators", "subgraphs", "legacy", "typed", "raw")
 
     def __init__(self, path: str, layout: str, partial: bool, warnings: list[str], reports: list[ReportFacts]) -> None:
         self.path = path
@@ -85,17 +88,42 @@ class ParsedFile:
         self.subgraphs = Columns()
         self.legacy: list[tuple[int, Any]] = []  # (report index in `reports`, LegacySection)
         self.typed: list[list[Any]] = []  # a typed file's checked operator records (typed.TypedOperator), per report
+        self.raw: RawRecords | None = None  # a typed file's records not yet decoded (merged a batch at a time)
 
     @property
     def cacheable(self) -> bool:
         return not self.legacy
 
     def to_bytes(self) -> bytes:
+        self.settle()
         head = [FORMAT_VERSION, self.path, self.layout, self.partial, self.warnings, self.reports]
         return _ENCODER.encode([head, self.operator_columns().to_wire(), self.subgraphs.to_wire()])
 
+    def settle(self) -> None:
+        """Decode and check records still raw: into `typed`, or, when one needs the normaliser, this file becomes the
+        normaliser's parse of it (its warnings, its records in columns)."""
+        raw = self.raw
+        if raw is None:
+            return
+        self.raw = None
+        typed: list[list[Any]] = [[] for _ in raw.lists]
+        for number, records in raw.batches():
+            typed[number].extend(records)
+        fallback = raw.fallback
+        if fallback is None:
+            self.typed = typed
+            return
+        self.layout, self.partial, self.warnings = fallback.layout, fallback.partial, fallback.warnings
+        self.reports, self.operators, self.subgraphs, self.legacy = (
+            fallback.reports,
+            fallback.operators,
+            fallback.subgraphs,
+            fallback.legacy,
+        )
+
     def operator_columns(self) -> Columns:
         """Every operator record in columns, the typed ones after the normaliser's, as the merge takes them."""
+        self.settle()
         if not self.typed:
             return self.operators
         columns = Columns()
@@ -164,14 +192,39 @@ def from_result_file(result_file: ResultFile) -> ParsedFile:
     return parsed
 
 
-def with_typed(parsed: ParsedFile, operator_lists: list[list[Any]]) -> ParsedFile | None:
-    """A typed file's ParsedFile (its reports' facts, no records yet) with `operator_lists`, the typed records of
-    each report; None when a record needs the normaliser (a warning, a skip, a fix-up)."""
-    for records in operator_lists:
-        if records and not _plain(records):
-            return None
-    parsed.typed = operator_lists
-    return parsed
+class RawRecords:
+    """A typed file's operator records as raw JSON, per report, decoded and checked a batch at a time as they are
+    merged (merge.BankState.add), so that each batch is merged while its structs are still in the CPU's cache: a
+    whole file's structs (about 3 MB for 6,000 records) are not. A batch that `decode` refuses (a type, or UTF-8,
+    that the JSON check of the whole file did not look at), or one with a record the normaliser must read, ends the
+    batches, and `fallback` is then the
+    file as the normaliser parses it (`reparse(typed)`, as parse.parse_result_file would have parsed it whole): its
+    rows before that batch are the rows already merged, since the normaliser takes each plain record as it is, in
+    order, one row per tuning mode."""
+
+    def __init__(
+        self, lists: list[list[Any]], decode: Callable[[list[Any]], list[Any]], reparse: Callable[[bool], ParsedFile]
+    ) -> None:
+        self.lists = lists
+        self.decode = decode
+        self.reparse = reparse
+        self.fallback: ParsedFile | None = None
+
+    def batches(self) -> Iterator[tuple[int, list[Any]]]:
+        """(report number, checked records) a batch at a time, until the records end or one needs the normaliser."""
+        self.fallback = None
+        for number in range(len(self.lists)):
+            raws = self.lists[number]
+            for start in range(0, len(raws), BATCH_RECORDS):
+                try:
+                    records = self.decode(raws[start : start + BATCH_RECORDS])
+                except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+                    self.fallback = self.reparse(False)  # as parse.parse_result_file takes a file that fails to decode
+                    return
+                if not _plain(records):
+                    self.fallback = self.reparse(True)  # as a typed file with a record to normalise
+                    return
+                yield number, records
 
 
 def _plain(records: list[Any]) -> bool:

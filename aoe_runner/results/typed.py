@@ -1,8 +1,9 @@
-"""The fast path for the common result file: one typed msgspec decode of the whole document.
+"""The fast path for the common result file: typed msgspec decodes of the document and of its records.
 
 A current-format training file (an object of `report_*` lists of `basic`/`OPAT`/`SGAT` parts, operators
 with `tune_performance`) decodes straight into the structs below, which skips building a dict for every
-operator record. Anything else fails validation, and the caller falls back to the generic decoder: this
+operator record; `report` decodes the records apart (`decode_document(raw_records=True)`, `decode_records`), a
+batch at a time as it merges them. Anything else fails validation, and the caller falls back to the generic decoder: this
 path never decides what a file means, it only hands the normaliser the same entries faster. Operator
 records arrive as `TypedOperators`; every other section arrives as the plain dict the generic path gives.
 """
@@ -60,6 +61,16 @@ class _Part(msgspec.Struct, forbid_unknown_fields=True):
     SGAT: Any = UNSET
 
 
+class _RawOpat(_Opat):
+    """An OPAT section whose operator records stay raw JSON until decode_records (report decodes them in batches)."""
+
+    operators: Union[list[msgspec.Raw], None, UnsetType] = field(name="repo_modified_operators", default=UNSET)  # type: ignore[assignment]  # noqa: UP007
+
+
+class _RawPart(_Part, forbid_unknown_fields=True):
+    OPAT: Union[_RawOpat, None, UnsetType] = UNSET  # type: ignore[assignment]  # noqa: UP007
+
+
 class TopLevelKey(str):
     """A key of the top-level object as KeyCountingDecoder decodes it (msgspec makes each one through the hook)."""
 
@@ -95,6 +106,8 @@ class KeyCountingDecoder:
 
 
 _DOCUMENT = KeyCountingDecoder(dict[TopLevelKey, list[_Part]])
+_RAW_RECORDS_DOCUMENT = KeyCountingDecoder(dict[TopLevelKey, list[_RawPart]])
+_RECORDS = msgspec.json.Decoder(list[TypedOperator])
 _OPAT_KEYS = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(_Opat))
 
 
@@ -118,10 +131,11 @@ def decode_typed(data: bytes) -> list[tuple[str, list[dict[str, Any]]]]:
     return [(key, [_part_dict(part) for part in parts]) for key, parts in decode_document(data).items()]
 
 
-def decode_document(data: bytes) -> TypedDocument:
-    """The document as decoded structs; raises NotTyped as decode_typed does."""
+def decode_document(data: bytes, raw_records: bool = False) -> TypedDocument:
+    """The document as decoded structs, with each OPAT's operator records as msgspec.Raw when `raw_records` (checked
+    as JSON only: decode_records decodes them); raises NotTyped as decode_typed does."""
     try:
-        document, repeated = _DOCUMENT.decode(data)
+        document, repeated = (_RAW_RECORDS_DOCUMENT if raw_records else _DOCUMENT).decode(data)
     except msgspec.ValidationError:
         raise NotTyped(generic_can_decode=True) from None
     except msgspec.DecodeError:
@@ -129,6 +143,12 @@ def decode_document(data: bytes) -> TypedDocument:
     if repeated:
         raise NotTyped(generic_can_decode=False)
     return document
+
+
+def decode_records(raws: list[msgspec.Raw]) -> list[TypedOperator]:
+    """Operator records left raw by decode_document, as the structs it would have made; raises msgspec.ValidationError
+    for one it would have refused."""
+    return _RECORDS.decode(b"".join((b"[", b",".join(raws), b"]")))
 
 
 def without_operators(document: TypedDocument) -> list[tuple[str, list[dict[str, Any]]]]:

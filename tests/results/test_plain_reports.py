@@ -127,4 +127,5 @@ def test_a_plain_file_is_read_without_the_normaliser(tmp_path: Path, monkeypatch
     monkeypatch.setattr(loader, "parse_typed", refuse)
     monkeypatch.setattr(loader, "parse_normalized", refuse)
     parsed = parse_module.parse_result_file(str(path), data, 0.0)
+    parsed.settle()  # the records too, decoded (merging decodes them so, a batch at a time)
     assert parsed.typed and parsed.reports[0].status == "successful" and parsed.reports[0].tuning_time == 12.0
