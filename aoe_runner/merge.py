@@ -432,8 +432,9 @@ class BankState:
 
     def _merge_raw(self, parsed: ParsedFile, raw: RawRecords, sources: list[Source], spend: bool) -> ParsedFile:
         """Merge a file's raw records a batch at a time (parsed.RawRecords); the file as merged: itself, or the
-        normaliser's parse of it when a batch needs the normaliser (its rows after those merged are merged from it)."""
-        position = len(parsed.operators)  # `raw` is kept: the file can still be stored (ParsedFile.to_bytes)
+        normaliser's parse of it when a batch needs the normaliser (its rows after those merged are merged from it).
+        `parsed.raw` stays, so the file can still be stored whole (ParsedFile.to_bytes decodes it again)."""
+        position = len(parsed.operators)
         for number, records in raw.batches():
             position = self.operators.merge_typed([records], [sources[number]], self.strings, position, spend)
         fallback = raw.fallback

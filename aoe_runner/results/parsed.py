@@ -197,10 +197,9 @@ class RawRecords:
     merged (merge.BankState.add), so that each batch is merged while its structs are still in the CPU's cache: a
     whole file's structs (about 3 MB for 6,000 records) are not. A batch that `decode` refuses (a type, or UTF-8,
     that the JSON check of the whole file did not look at), or one with a record the normaliser must read, ends the
-    batches, and `fallback` is then the
-    file as the normaliser parses it (`reparse(typed)`, as parse.parse_result_file would have parsed it whole): its
-    rows before that batch are the rows already merged, since the normaliser takes each plain record as it is, in
-    order, one row per tuning mode."""
+    batches, and `fallback` is then the file as the normaliser parses it (`reparse(typed)`, as
+    parse.parse_result_file would have parsed it whole): its rows before that batch are the rows already merged,
+    since the normaliser takes each plain record as it is, in order, one row per tuning mode."""
 
     def __init__(
         self, lists: list[list[Any]], decode: Callable[[list[Any]], list[Any]], reparse: Callable[[bool], ParsedFile]

@@ -2,9 +2,9 @@
 
 A current-format training file (an object of `report_*` lists of `basic`/`OPAT`/`SGAT` parts, operators
 with `tune_performance`) decodes straight into the structs below, which skips building a dict for every
-operator record; `report` decodes the records apart (`decode_document(raw_records=True)`, `decode_records`), a
-batch at a time as it merges them. Anything else fails validation, and the caller falls back to the generic decoder: this
-path never decides what a file means, it only hands the normaliser the same entries faster. Operator
+operator record; `report` decodes the records apart (`decode_document(raw_records=True)`, `decode_records`),
+a batch at a time as it merges them. Anything else fails validation, and the caller falls back to the generic
+decoder: this path never decides what a file means, it only hands the normaliser the same entries faster. Operator
 records arrive as `TypedOperators`; every other section arrives as the plain dict the generic path gives.
 """
 
