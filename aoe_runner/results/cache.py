@@ -32,7 +32,6 @@ carries a checksum of itself and its name, so a damaged or misplaced one is a mi
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import os
 import re
@@ -52,6 +51,11 @@ from aoe_runner.merge import BankState
 from aoe_runner.results.files import read_with_status
 from aoe_runner.results.parsed import ParsedFile
 from aoe_runner.results.report_facts import moment_of_mtime
+
+try:  # hashlib's blake2b itself, without hashlib loading OpenSSL for it (about 5 ms of each report's start)
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
 
 ENABLE_VARIABLE = "AOE_RUNNER_CACHE"
 SIZE_VARIABLE = "AOE_RUNNER_CACHE_MB"
@@ -79,7 +83,7 @@ def code_identity() -> str:
     from aoe_runner import __version__
 
     package = Path(__file__).resolve().parent.parent
-    digest = hashlib.blake2b(f"{_ENTRY_VERSION} {__version__}".encode(), digest_size=8)  # also where sources are not shipped
+    digest = blake2b(f"{_ENTRY_VERSION} {__version__}".encode(), digest_size=8)  # also where sources are not shipped
     for path in sorted([package / "merge.py", *(package / "results").glob("*.py")]):
         digest.update(path.name.encode())
         try:
@@ -98,7 +102,7 @@ def identity(info: os.stat_result) -> Identity:
 
 
 def content_hash(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return blake2b(data, digest_size=16).digest()
 
 
 class Stamp:
@@ -225,7 +229,7 @@ class ReportCache:
     def _file_entry(self, path: str, info: os.stat_result) -> Path:
         """Where a file's entry is kept: one place per file, rewritten as the file changes."""
         name = f"{path}\0{info.st_dev}\0{info.st_ino}".encode("utf-8", "surrogateescape")
-        return self.files / hashlib.blake2b(name, digest_size=16).hexdigest()
+        return self.files / blake2b(name, digest_size=16).hexdigest()
 
     # merged sets of files
 
@@ -397,7 +401,7 @@ def _set_name(wire: list[Any]) -> str:
     """A set's name: a hash of its members' stamps as written (Stamp.to_wire), and of each member's mtime as local
     time."""
     moments = [_local_mtime(mtime_ns) for _, (_, _, _, mtime_ns, _), _ in wire]
-    return hashlib.blake2b(_ENCODER.encode([moments, wire]), digest_size=16).hexdigest()
+    return blake2b(_ENCODER.encode([moments, wire]), digest_size=16).hexdigest()
 
 
 def _local_mtime(mtime_ns: int) -> str:

@@ -43,11 +43,22 @@ def file_timestamp(file_name: str) -> datetime | None:
 
 def _timestamp(date: str, time: str, millis: str | None) -> datetime | None:
     """`YYYYMMDD`, `hhmmss` and optional milliseconds (1–3 digits, read as a whole number of ms)."""
+    moment = moment_of_digits(date + time)
+    return moment.replace(microsecond=int(millis) * 1000) if moment is not None and millis else moment
+
+
+def moment_of_digits(digits: str) -> datetime | None:
+    """The moment of 14 ASCII digits as `datetime.strptime(digits, "%Y%m%d%H%M%S")` reads them (each field two
+    digits, the year four, in its range), None where it raises; None too for other digits, some of which strptime
+    took in some fields. Without strptime, whose module, with calendar behind it, costs a report about 1.5 ms."""
+    if len(digits) != 14 or not (digits.isascii() and digits.isdigit()):
+        return None
     try:
-        moment = datetime.strptime(date + time, "%Y%m%d%H%M%S")
+        return datetime(
+            int(digits[:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:10]), int(digits[10:12]), int(digits[12:])
+        )
     except ValueError:
         return None
-    return moment.replace(microsecond=int(millis) * 1000) if millis else moment
 
 
 def status_of(raw: object) -> str | None:

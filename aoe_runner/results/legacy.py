@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from aoe_runner.results.figures import number
+from aoe_runner.results.keys import moment_of_digits
 from aoe_runner.results.model import LegacyOperator, LegacySection, Report, RepoSummary, ResultFile, UpdateMode
 from aoe_runner.results.raw import RawDocument
 from aoe_runner.results.tally import Tally
@@ -68,11 +69,8 @@ def file_timestamp(file_name: str) -> datetime | None:
     if not match:
         return None
     date, time, millis = match.group(1, 2, 3)
-    try:
-        moment = datetime.strptime(date + time, "%Y%m%d%H%M%S")
-    except ValueError:
-        return None
-    return moment.replace(microsecond=int(millis) * 1000) if millis else moment
+    moment = moment_of_digits(date + time)
+    return moment.replace(microsecond=int(millis) * 1000) if moment is not None and millis else moment
 
 
 def members_of(key: str) -> tuple[str, ...]:
