@@ -7,12 +7,16 @@ here, so a bad value reads the same whichever typer is installed: `--top: '-1' i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import typer
 
 from aoe_runner.errors import UsageError
 from aoe_runner.render import OutputFormat
 from aoe_runner.terminal import Terminal
+
+if TYPE_CHECKING:
+    from aoe_runner.fsutil import Pieces
 
 TABLE, JSON, CSV, MARKDOWN = OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.CSV, OutputFormat.MARKDOWN
 HTML = OutputFormat.HTML
@@ -89,7 +93,7 @@ def required_text(text: str, what: str) -> str:
     return text
 
 
-def emit(terminal: Terminal, text: str | bytes, output: str | None) -> None:
+def emit(terminal: Terminal, text: str | bytes | Pieces, output: str | None) -> None:
     """The result on stdout, or into FILE (atomically; `-` is stdout), and a line on stderr saying where it went."""
     from aoe_runner.fsutil import STDOUT
 

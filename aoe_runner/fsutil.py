@@ -14,17 +14,21 @@ from pathlib import Path
 from aoe_runner.errors import InputError
 
 STDOUT = "-"
+Pieces = list[bytes | memoryview]  # UTF-8 text in pieces, written one after the other (render/json_format.py)
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str | bytes) -> None:
-    """Replace path with text (UTF-8 bytes as they are) in one step; the old content survives any failure before the
-    rename."""
+def atomic_write_text(path: str | os.PathLike[str], text: str | bytes | Pieces) -> None:
+    """Replace path with text (UTF-8 bytes, or pieces of them, as they are) in one step; the old content survives any
+    failure before the rename."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     target = Path(path)
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, list):
+                handle.writelines(data)
+            else:
+                handle.write(data)
             handle.flush()
             os.fchmod(handle.fileno(), 0o666 & ~process_umask())
             os.fsync(handle.fileno())
@@ -34,7 +38,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | bytes) -> None:
         raise
 
 
-def write_output(path: str | os.PathLike[str], text: str | bytes) -> None:
+def write_output(path: str | os.PathLike[str], text: str | bytes | Pieces) -> None:
     """atomic_write_text for a path the user named (`-` is stdout); a failure is one InputError naming the path."""
     where = os.fspath(path)
     if where == STDOUT:

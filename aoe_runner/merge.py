@@ -120,15 +120,19 @@ class Entry:
         ):
             self.fastest, self.fastest_position, self.fastest_after = other.fastest, other.fastest_position, theirs
 
-    def conflict(self) -> str | None:
+    def in_conflict(self) -> bool:
+        """Is the latest result slower, beyond the tolerance, than a faster one another file recorded?"""
         fastest = self.fastest
         if fastest is self.latest:
-            return None
-        fastest_file = fastest.file
-        if fastest_file == self.latest.file or self.after <= self.fastest_after * (1 + CONFLICT_TOLERANCE):
+            return False
+        return fastest.file != self.latest.file and not self.after <= self.fastest_after * (1 + CONFLICT_TOLERANCE)  # NaN: yes
+
+    def conflict(self) -> str | None:
+        """What the summary says of a conflict (in_conflict), or None."""
+        if not self.in_conflict():
             return None
         # printf-style: the text of f"{after:g}", and cheaper compiled than str.format or format() twice
-        return "latest result %g is slower than %g recorded in %s" % (self.after, self.fastest_after, fastest_file)  # noqa: UP031
+        return "latest result %g is slower than %g recorded in %s" % (self.after, self.fastest_after, self.fastest.file)  # noqa: UP031
 
 
 def exact_sum(values: list[float]) -> float:

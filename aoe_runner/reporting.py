@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from aoe_runner import collector
 from aoe_runner.errors import InputError
-from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, FileRow
+from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, Entry, FileRow
 from aoe_runner.results.files import find_result_files, read_with_status
 
 if TYPE_CHECKING:
     from aoe_runner.diff import BankDiff
+    from aoe_runner.fsutil import Pieces
     from aoe_runner.results.cache import ReportCache, Stamp
     from aoe_runner.results.parsed import ParsedFile
     from aoe_runner.summary import BankSummary
@@ -45,10 +46,21 @@ class Loaded:
     min_gain_pct: float = DEFAULT_MIN_GAIN_PCT
 
     @cached_property
+    def parts(self) -> tuple[dict[str, Any], list[Entry]]:
+        """summary_data.summary_parts: the summary data but its operators' rows, and the ranked operators."""
+        from aoe_runner.summary_data import summary_parts
+
+        with collector.paused():
+            return summary_parts(self.state, self.min_gain_pct)
+
+    @cached_property
     def data(self) -> dict[str, Any]:
         """The summary as plain data (what `--format json` writes)."""
+        from aoe_runner.summary_data import operator_rows
+
+        data, operators = self.parts
         with collector.paused():  # tens of thousands of entry dicts, no cycles: a collection would only walk them
-            return self.state.summary_data(self.min_gain_pct)
+            return {**data, "operators": operator_rows(operators)}
 
     @cached_property
     def summary(self) -> BankSummary:
@@ -61,8 +73,13 @@ class Loaded:
         """Each file's row (path, layout, partial, reports, warnings), by path."""
         return sorted(self.state.files, key=lambda row: row.path)
 
-    def render(self, formatter: Any, top: int | None) -> str | bytes:
-        """formatter.summary of this summary; from the plain data when the formatter can take it."""
+    def render(self, formatter: Any, top: int | None) -> str | bytes | Pieces:
+        """formatter.summary of this summary; from the plain data when the formatter can take it, the operators' rows
+        made as they are written when it can take the summary in parts."""
+        from_parts: Callable[..., str | Pieces] | None = getattr(formatter, "summary_parts", None)
+        if from_parts is not None:
+            with collector.paused():
+                return from_parts(*self.parts, top, lambda: self.summary)
         from_data: Callable[..., str] | None = getattr(formatter, "summary_data", None)
         if from_data is not None:
             return from_data(self.data, top, lambda: self.summary)

@@ -17,9 +17,19 @@ SCHEMA_VERSION = 1  # summary.SCHEMA_VERSION
 
 
 def summary_data(state: BankState, min_gain_pct: float) -> dict[str, Any]:
+    data, operators = summary_parts(state, min_gain_pct)
+    data["operators"] = operator_rows(operators)
+    return data
+
+
+def summary_parts(state: BankState, min_gain_pct: float) -> tuple[dict[str, Any], list[Entry]]:
+    """The summary data but its operators' rows (an empty list in their place), and the operators in rank order, whose
+    rows operator_rows() makes: the JSON writer makes them a few hundred at a time, each batch written while it is
+    still in the CPU's cache, and the memory of one batch reused for the next."""
     threshold = 1 + min_gain_pct / 100
     operators = _Listing(threshold)
-    for entry in _ranked(state.operators, _operator_rank):
+    ranked = _ranked(state.operators, _operator_rank)
+    for entry in ranked:
         operators.add_operator(entry)
     subgraphs = _Listing(threshold)
     for entry in _ranked(state.subgraphs, _subgraph_rank):
@@ -30,7 +40,7 @@ def summary_data(state: BankState, min_gain_pct: float) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "min_gain_pct": float(min_gain_pct),
         "totals": _totals(state, operators, subgraphs, files),
-        "operators": operators.rows,
+        "operators": [],
         "subgraphs": subgraphs.rows,
         "op_types": operators.op_type_stats(),
         "model_times": [
@@ -51,7 +61,32 @@ def summary_data(state: BankState, min_gain_pct: float) -> dict[str, Any]:
     legacy = state.legacy.summary(min_gain_pct) if state.legacy is not None else None
     if legacy is not None:
         data["legacy"] = legacy
-    return data
+    return data, ranked
+
+
+def operator_rows(operators: list[Entry]) -> list[dict[str, Any]]:
+    """The operators' rows of the summary data, in the order given: one dict literal each, in the field order, so
+    that the dict is sized once."""
+    rows: list[dict[str, Any]] = []
+    for e in operators:
+        before, after, types = e.before, e.after, e.types
+        rows.append(
+            {
+                "update_mode": "update" if e.update else "add",
+                "improvement_raw": e.raw,
+                "speedup": before / after if after > 0 else None,
+                "times_tuned": e.tuned,
+                "source": e.latest.provenance(),
+                "conflict": e.conflict(),
+                "name": e.key,
+                "op_types": [types] if isinstance(types, str) else list(types),  # type: ignore[call-overload]
+                "tuning_mode": e.mode,
+                "before_us": before,
+                "after_us": after,
+                "time_saved_us": before - after,
+            }
+        )
+    return rows
 
 
 def bank_summary(data: dict[str, Any]) -> Any:
@@ -117,14 +152,15 @@ _SUBGRAPH_FIELDS = (
 
 
 class _Listing:
-    """A table's entries as plain data rows, in rank order, and what the summary says of them, gathered in the same
-    one pass from the entries' attributes (no row is read back): counts, time saved (summed in order, as the
-    reference sums it), speed-ups for the medians, the labels below the gain threshold and in conflict, and the
-    operators' op-type groups."""
+    """What the summary says of a table's entries, gathered in rank order in one pass over their attributes: counts,
+    time saved (summed in order, as the reference sums it), speed-ups for the medians, the labels below the gain
+    threshold and in conflict, the operators' op-type groups, and the subgraphs' rows (the operators' rows are
+    operator_rows', made apart)."""
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[dict[str, Any]] = []  # subgraphs' (operators' are operator_rows')
+        self.count = 0
         self.added = 0
         self.saved: list[float] = []
         self.speedups: list[float] = []
@@ -133,28 +169,11 @@ class _Listing:
         self.groups: dict[str, tuple[list[float], list[float]]] = {}  # op type label: time saved, speed-ups
 
     def add_operator(self, e: Entry) -> None:
-        """Add an operator's row: one dict literal in the field order, so that the dict is sized once."""
-        before, after, types, mode = e.before, e.after, e.types, e.mode
-        saved = before - after
-        speedup, conflict = self._count(e, saved), e.conflict()
-        op_types: list[str] = [types] if isinstance(types, str) else list(types)  # type: ignore[call-overload]
-        self.rows.append(
-            {
-                "update_mode": "update" if e.update else "add",
-                "improvement_raw": e.raw,
-                "speedup": speedup,
-                "times_tuned": e.tuned,
-                "source": e.latest.provenance(),
-                "conflict": conflict,
-                "name": e.key,
-                "op_types": op_types,
-                "tuning_mode": mode,
-                "before_us": before,
-                "after_us": after,
-                "time_saved_us": saved,
-            }
-        )
-        joined = "+".join(op_types)  # a fused operator's types joined
+        """Count an operator (its row is operator_rows'), and group it by its op types."""
+        types, mode = e.types, e.mode
+        saved = e.before - e.after
+        speedup = self._count(e, saved)
+        joined = types if isinstance(types, str) else "+".join(types)  # type: ignore[arg-type]  # a fused operator's types
         label = joined or "(none)"
         group = self.groups.get(label)
         if group is None:
@@ -163,11 +182,12 @@ class _Listing:
         if speedup is not None:
             group[1].append(speedup)
         below = speedup is not None and speedup < self.threshold
-        if below or conflict is not None:
+        conflict = e.in_conflict()
+        if below or conflict:
             named = _operator_label(e.key, joined, mode)
             if below:
                 self.below.append(named)
-            if conflict is not None:
+            if conflict:
                 self.conflicts.append(named)
 
     def add_subgraph(self, e: Entry) -> None:
@@ -186,6 +206,7 @@ class _Listing:
         """Count an entry (added or updated, its time saved and speed-up): its speed-up."""
         after = e.after
         speedup = e.before / after if after > 0 else None
+        self.count += 1
         if not e.update:
             self.added += 1
         self.saved.append(saved)
@@ -194,12 +215,8 @@ class _Listing:
         return speedup
 
     @property
-    def count(self) -> int:
-        return len(self.rows)
-
-    @property
     def updated(self) -> int:
-        return len(self.rows) - self.added  # update_mode is add or update
+        return self.count - self.added  # update_mode is add or update
 
     @property
     def time_saved(self) -> float:

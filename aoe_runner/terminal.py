@@ -10,10 +10,13 @@ from __future__ import annotations
 import codecs
 import os
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from aoe_runner.errors import InputError
 from aoe_runner.render.safe_text import visible
+
+if TYPE_CHECKING:
+    from aoe_runner.fsutil import Pieces
 
 _ESCAPE = "aoe-runner-escape"
 
@@ -44,8 +47,9 @@ class Terminal:
 
         return shutil.get_terminal_size().columns
 
-    def result(self, text: str | bytes) -> None:
-        """Text, or UTF-8 bytes (written as they are where the stream's encoding is UTF-8: no decoding, no encoding).
+    def result(self, text: str | bytes | Pieces) -> None:
+        """Text, or UTF-8 bytes or pieces of them (written as they are where the stream's encoding is UTF-8: no
+        decoding, no encoding).
 
         A reader that stopped reading (`| head`) ends the output quietly; any other failure to write (a full disk)
         is an InputError naming stdout.
@@ -57,14 +61,17 @@ class Terminal:
             if failure is not None:
                 raise failure from None
 
-    def _result(self, text: str | bytes) -> None:
-        if isinstance(text, bytes):
+    def _result(self, text: str | bytes | Pieces) -> None:
+        if not isinstance(text, str):
             buffer = getattr(self.out, "buffer", None) if _is_utf8(self.out) else None
             if buffer is None:
-                text = text.decode("utf-8", "surrogateescape")
+                text = (text if isinstance(text, bytes) else b"".join(text)).decode("utf-8", "surrogateescape")
             else:
                 self.out.flush()
-                buffer.write(text)
+                if isinstance(text, bytes):
+                    buffer.write(text)
+                else:
+                    buffer.writelines(text)
                 buffer.flush()
                 return
         write(self.out, text)

@@ -40,8 +40,11 @@ def _reference(paths: list[Path], min_gain_pct: float = 1.0) -> str:
 def _engine(paths: list[Path], min_gain_pct: float = 1.0) -> str:
     state, _, _ = merge_files(paths, workers=1)
     written = JsonFormatter().summary_data(state.summary_data(min_gain_pct), None, lambda: state.summary(min_gain_pct))
-    text = written.decode() if isinstance(written, bytes) else written
+    text = written if isinstance(written, str) else b"".join(written).decode()
     assert text == dump_json(state.summary(min_gain_pct))  # the plain data and its pydantic model write the same
+    parts = summary_data.summary_parts(state, min_gain_pct)
+    streamed = JsonFormatter().summary_parts(*parts, None, lambda: state.summary(min_gain_pct))
+    assert (streamed if isinstance(streamed, str) else b"".join(streamed).decode()) == text  # rows made a batch at a time
     return text
 
 

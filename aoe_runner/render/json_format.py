@@ -7,17 +7,25 @@ hostile values or names) the pydantic model writes it. Tests compare both on eve
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.jsontext import dump_json
 
 if TYPE_CHECKING:
     from aoe_runner.diff import BankDiff
+    from aoe_runner.fsutil import Pieces
+    from aoe_runner.merge import Entry
     from aoe_runner.summary import BankSummary
 
 _EXPONENT_FROM = 1e16  # orjson and pydantic both write floats from here on with an exponent, orjson without its +
 _ENTRY_FLOATS = ("before_us", "after_us", "before_ms", "after_ms", "speedup", "time_saved_us", "time_saved_ms")
+
+
+BATCH_ROWS = 512  # operator rows made and written at a time: their dicts stay in a core's cache (1 MiB here)
+_ROWS_PLACE = b"\0"  # stands for the operators' rows in the rest of the summary: orjson escapes every control byte
+# a batch of rows is written as {"operators": rows}, which indents them as the summary does; their text lies between
+_ROWS_START, _ROWS_END = b'{\n  "operators": [', b"\n  ]\n}"
 
 
 class JsonFormatter:
@@ -26,13 +34,26 @@ class JsonFormatter:
             summary = summary.model_copy(update={"operators": summary.operators[:top], "subgraphs": summary.subgraphs[:top]})
         return dump_json(summary)
 
-    def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str | bytes:
-        """The same text as summary(model(), top), from the summary's plain data (reporting.Loaded.data); as UTF-8
-        bytes when orjson writes it (a large summary is written out as it is, never decoded and encoded again)."""
+    def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str | Pieces:
+        """The same text as summary(model(), top), from the summary's plain data (reporting.Loaded.data), as UTF-8
+        pieces when orjson writes it (a large summary is written out as it is, never decoded and encoded again)."""
         if top is not None:
             data = {**data, "operators": data["operators"][:top], "subgraphs": data["subgraphs"][:top]}
-        text = plain_json(data)
-        return text if text is not None else self.summary(model(), top)
+        pieces = json_pieces(data, [data["operators"]])
+        return pieces if pieces is not None else self.summary(model(), top)
+
+    def summary_parts(
+        self, data: dict[str, Any], operators: list[Entry], top: int | None, model: Callable[[], BankSummary]
+    ) -> str | Pieces:
+        """summary_data() from summary_data.summary_parts(): the operators' rows made BATCH_ROWS at a time, each batch
+        written while its dicts are still in the CPU's cache, and the memory of one reused for the next."""
+        from aoe_runner.summary_data import operator_rows
+
+        if top is not None:
+            data, operators = {**data, "subgraphs": data["subgraphs"][:top]}, operators[:top]
+        batches = (operator_rows(operators[start : start + BATCH_ROWS]) for start in range(0, len(operators), BATCH_ROWS))
+        pieces = json_pieces(data, batches)
+        return pieces if pieces is not None else self.summary(model(), top)
 
     def diff(self, diff: BankDiff, top: int | None) -> str:
         if top is not None:
@@ -40,29 +61,58 @@ class JsonFormatter:
         return dump_json(diff)
 
 
-def plain_json(data: Any) -> bytes | None:
-    """Indented JSON of plain data exactly as pydantic's model_dump_json(indent=2) writes it, with a final newline,
-    in UTF-8; None when orjson cannot write it so. orjson indents as it writes, in one pass: msgspec's encode, format and
-    newline made three copies and took 58-90 ms against 12-36 ms on a 26 MB summary (measured in one process)."""
+def plain_json(data: dict[str, Any]) -> bytes | None:
+    """Indented JSON of summary data exactly as pydantic's model_dump_json(indent=2) writes it, with a final newline,
+    in UTF-8; None when orjson cannot write it so."""
+    pieces = json_pieces(data, [data["operators"]])
+    return None if pieces is None else b"".join(pieces)
+
+
+def json_pieces(data: dict[str, Any], operator_batches: Iterable[list[dict[str, Any]]]) -> Pieces | None:
+    """plain_json(data) in pieces, the operators' rows taken from `operator_batches` in order (not from data); None
+    when orjson cannot write it as pydantic does. orjson indents as it writes, in one pass: msgspec's encode, format
+    and newline made three copies and took 58-90 ms against 12-36 ms on a 26 MB summary (measured in one process).
+
+    Each batch is written on its own, at the depth of the summary's operators, and spliced in where the rest of the
+    summary holds a placeholder."""
     import orjson
 
     if _holds_exponent_float(data):
         return None
     try:
-        return orjson.dumps(data, default=_model_data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        text = orjson.dumps(
+            {**data, "operators": orjson.Fragment(_ROWS_PLACE)},
+            default=_model_data,
+            option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE,
+        )
+        head, _, tail = text.partition(_ROWS_PLACE)
+        pieces: Pieces = [head]
+        for rows in operator_batches:
+            if not rows:
+                continue
+            if _rows_hold_exponent_float(rows):
+                return None
+            batch = orjson.dumps({"operators": rows}, option=orjson.OPT_INDENT_2)
+            pieces += (b"," if len(pieces) > 1 else b"[", memoryview(batch)[len(_ROWS_START) : -len(_ROWS_END)])
     except orjson.JSONEncodeError:  # a lone surrogate, an integer beyond 64 bits
         return None
+    pieces += (b"\n  ]" if len(pieces) > 1 else b"[]", tail)
+    return pieces
 
 
 def _holds_exponent_float(data: dict[str, Any]) -> bool:
-    """Is any float in this summary data written with an exponent of 16 or more? Entries are checked by field."""
+    """Is any float in this summary data but the operators' rows written with an exponent of 16 or more?"""
+    if _rows_hold_exponent_float(data["subgraphs"]):
+        return True
+    return any(_any_big(item) for key, item in data.items() if key not in ("operators", "subgraphs"))
+
+
+def _rows_hold_exponent_float(rows: list[dict[str, Any]]) -> bool:
+    """Is any float in these entries' rows written with an exponent of 16 or more? Checked by field."""
     from aoe_runner.summary_data import largest_magnitude  # compiled with the summary where mypyc is
 
-    for entries in (data["operators"], data["subgraphs"]):
-        names = [name for name in _ENTRY_FLOATS if entries and name in entries[0]]
-        if names and _big(largest_magnitude(entries, names)):
-            return True
-    return any(_any_big(item) for key, item in data.items() if key not in ("operators", "subgraphs"))
+    names = [name for name in _ENTRY_FLOATS if rows and name in rows[0]]
+    return bool(names) and _big(largest_magnitude(rows, names))
 
 
 def _any_big(value: Any) -> bool:
