@@ -102,7 +102,7 @@ def operator_label(e: dict[str, Any]) -> str:
 
 
 def _operator_label(name: str, joined_types: str, mode: str | None) -> str:
-    return f"{name} [{joined_types}]{f' ({mode})' if mode else ''}"
+    return f"{name} [{joined_types}] ({mode})" if mode else f"{name} [{joined_types}]"  # one string made, not two
 
 
 def _path(row: FileRow) -> str:
