@@ -101,10 +101,12 @@ def run(
     start = time.perf_counter()
     process = psutil.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     peak = 0
-    while process.poll() is None:
-        if rss:
+    if rss:  # sampled every 10 ms, which the wall time can overshoot by as much
+        while process.poll() is None:
             peak = max(peak, _tree_rss(process))
-        time.sleep(0.01)
+            time.sleep(0.01)
+    else:
+        process.wait()
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if process.returncode not in ok_codes:
