@@ -335,8 +335,8 @@ def render(f: ReportFigures) -> str:
     lines += [
         "The bare loop reads and `json.loads` every file in one process and keeps nothing. aoe-runner reads each file",
         "once (msgspec into typed structs, its records 256 at a time), checks and merges every record, writes its",
-        "cache and the summary; on more",
-        "than 48 MB it shares the files between this process and one worker per further CPU (each takes the next",
+        "cache and the summary (the operators' rows made and written 512 at a time); on more than 48 MB it shares",
+        "the files between this process and one worker per further CPU (each takes the next",
         "file). `cache off` (`AOE_RUNNER_CACHE=off`) shows what writing the cache costs a first report (the merged",
         "set: a file's own parsed state is stored only once a report finds it unchanged in a stored set that no longer",
         "fits). `compiled`",
