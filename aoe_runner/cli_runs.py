@@ -117,7 +117,7 @@ def tune(
     from aoe_runner.tune.relay import TerminalOutput
     from aoe_runner.tune.signals import signals_deferred, signals_interrupt
 
-    reporter = TerminalReporter(terminal, live=terminal.err.isatty())
+    reporter = TerminalReporter(terminal, live=terminal.err_is_terminal())
     with TerminalOutput() as output:  # no reader, however slow, can block the run
         try:
             with signals_interrupt():  # until the script starts, SIGTERM and SIGHUP cancel like Ctrl-C

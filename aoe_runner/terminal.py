@@ -8,9 +8,10 @@ the stream's encoding cannot hold (a non-ASCII name on an ASCII terminal, a lone
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from aoe_runner.errors import InputError
 from aoe_runner.render.safe_text import visible
@@ -27,12 +28,17 @@ class Terminal:
         self._err = err
 
     @property
-    def out(self) -> TextIO:
+    def out(self) -> TextIO | None:
+        """stdout (None when it is closed, `>&-`)."""
         return self._out or sys.stdout
 
     @property
-    def err(self) -> TextIO:
+    def err(self) -> TextIO | None:
+        """stderr (None when it is closed, `2>&-`)."""
         return self._err or sys.stderr
+
+    def err_is_terminal(self) -> bool:
+        return _isatty(self.err)
 
     def width(self, wide: bool = False) -> int | None:
         """Columns a table may use: None (no limit) with --wide or when stdout is not a terminal; COLUMNS wins."""
@@ -51,31 +57,18 @@ class Terminal:
         """Text, or UTF-8 bytes or pieces of them (written as they are where the stream's encoding is UTF-8: no
         decoding, no encoding).
 
-        A reader that stopped reading (`| head`) ends the output quietly; any other failure to write (a full disk)
-        is an InputError naming stdout.
+        A reader that stopped reading (`| head`) ends the output quietly; any other failure to write (a full disk, a
+        closed stdout) is an InputError naming stdout.
         """
+        out = self.out
+        if out is None:
+            raise InputError("stdout", "cannot write the result: stdout is closed")
         try:
-            self._result(text)
+            _result(out, text)
         except OSError as error:
-            failure = output_failure(error, self.out)
+            failure = output_failure(error, out)
             if failure is not None:
                 raise failure from None
-
-    def _result(self, text: str | bytes | Pieces) -> None:
-        if not isinstance(text, str):
-            buffer = getattr(self.out, "buffer", None) if _is_utf8(self.out) else None
-            if buffer is None:
-                text = (text if isinstance(text, bytes) else b"".join(text)).decode("utf-8", "surrogateescape")
-            else:
-                self.out.flush()
-                if isinstance(text, bytes):
-                    buffer.write(text)
-                else:
-                    buffer.writelines(text)
-                buffer.flush()
-                return
-        write(self.out, text)
-        self.out.flush()
 
     def info(self, message: str) -> None:
         write(self.err, f"{visible(message)}\n")
@@ -87,11 +80,39 @@ class Terminal:
         write(self.err, f"error: {visible(message)}\n")
 
 
+def _result(out: TextIO, text: str | bytes | Pieces) -> None:
+    if not isinstance(text, str):
+        buffer = getattr(out, "buffer", None) if _is_utf8(out) else None
+        if buffer is None:
+            text = (text if isinstance(text, bytes) else b"".join(text)).decode("utf-8", "surrogateescape")
+        else:
+            out.flush()
+            _write_all(buffer, [text] if isinstance(text, bytes) else text)
+            buffer.flush()
+            return
+    write(out, text)
+    out.flush()
+
+
+def _write_all(buffer: BinaryIO, pieces: Pieces) -> None:
+    """Each piece whole, one after the other. Unbuffered (`python -u`, PYTHONUNBUFFERED), stdout's buffer is the raw
+    stream, which may write part of a piece and say so, or nothing (a non-blocking pipe that is full); and Ctrl-C
+    is heard between writes, where writelines() would hear it only once every piece is out."""
+    for piece in pieces:
+        view = memoryview(piece)
+        while view:
+            written = buffer.write(view)
+            if written is None:  # a raw non-blocking stream that would block: as a buffered one says it
+                raise BlockingIOError(errno.EAGAIN, "write could not complete without blocking")
+            view = view[written:]
+
+
 def output_failure(error: OSError, stream: TextIO) -> InputError | None:
     """What a failed write to an output stream means: None when its reader left (what is left goes nowhere, quietly),
-    else a one-line error naming the stream."""
+    else a one-line error naming the stream. Either way, what is still buffered is dropped: the flush at exit would
+    only fail again."""
+    _discard_further_output(stream)
     if isinstance(error, BrokenPipeError):
-        _discard_further_output(stream)
         return None
     name = "stdout" if stream is sys.stdout else getattr(stream, "name", "the output")
     return InputError(str(name), f"cannot write the result: {error.strerror or error}")
@@ -107,9 +128,9 @@ def _discard_further_output(stream: TextIO) -> None:
         pass
 
 
-def _isatty(stream: TextIO) -> bool:
+def _isatty(stream: TextIO | None) -> bool:
     try:
-        return stream.isatty()
+        return stream is not None and stream.isatty()
     except (AttributeError, ValueError):  # a closed or replaced stream
         return False
 
@@ -121,8 +142,11 @@ def _is_utf8(stream: TextIO) -> bool:
         return False
 
 
-def write(stream: TextIO, text: str) -> None:
-    """stream.write(text); what the stream's encoding cannot hold is escaped (a text stream encodes before writing)."""
+def write(stream: TextIO | None, text: str) -> None:
+    """stream.write(text); what the stream's encoding cannot hold is escaped (a text stream encodes before writing).
+    A closed stream (`2>&-`: Python has no sys.stderr) takes nothing: there is nowhere to say anything."""
+    if stream is None:
+        return
     try:
         stream.write(text)
     except UnicodeEncodeError:

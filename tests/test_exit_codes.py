@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,92 @@ def test_a_reader_that_stops_early_ends_the_output_quietly_with_the_commands_own
     stderr = process.stderr.read().decode()
     assert code == whole.returncode == ExitCode.OK
     assert "Traceback" not in stderr and "error:" not in stderr and "Exception ignored" not in stderr
+
+
+@pytest.fixture(scope="module")
+def large_report(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """A report whose JSON (about 1 MB) is more than a pipe holds, written in several pieces (json_format)."""
+    from tests.render.test_json_batches import operators_file
+
+    directory = tmp_path_factory.mktemp("large")
+    return ["report", str(operators_file(directory, 1)), str(operators_file(directory, 2)), "--format", "json"]
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+def test_a_pipe_that_will_not_take_the_whole_result_is_exit_4_not_a_cut_result(
+    tmp_path: Path, large_report: list[str], unbuffered: bool
+) -> None:
+    """A non-blocking pipe nobody reads: unbuffered (`python -u`), stdout's raw stream writes part of a piece, then
+    nothing; each piece is written whole or the write fails, never skipped."""
+    import fcntl
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    env = {**os.environ, "AOE_RUNNER_HOME": str(tmp_path / "home")}
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "aoe_runner", *large_report],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+    assert result.returncode == ExitCode.BAD_INPUT, result.stderr
+    assert result.stderr.splitlines() == ["error: stdout: cannot write the result: write could not complete without blocking"]
+
+
+def test_ctrl_c_while_a_large_result_waits_on_a_full_pipe_is_heard_at_once(tmp_path: Path, large_report: list[str]) -> None:
+    """Unbuffered, while the reader has stopped reading: exit 130 without the reader draining the pipe, and what came
+    out is the start of the result, nothing from its middle left out."""
+    import signal
+
+    env = {**os.environ, "AOE_RUNNER_HOME": str(tmp_path / "home"), "PYTHONUNBUFFERED": "1"}
+    whole = subprocess.run([sys.executable, "-m", "aoe_runner", *large_report], capture_output=True, cwd=ROOT, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aoe_runner", *large_report], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.read(1)  # the result has started: the next write fills the pipe and waits
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    code = process.wait(timeout=20)  # the pipe is not read meanwhile: the process must not wait for that
+    out = first + process.stdout.read()
+    assert code == ExitCode.INTERRUPTED, process.stderr.read()
+    assert len(whole.stdout) > len(out) > 0 and whole.stdout.startswith(out)
+
+
+@pytest.mark.parametrize(
+    ("redirect", "argv", "code", "message"),
+    [
+        (
+            ">&-",
+            ["report", str(SAMPLES), "--format", "json"],
+            ExitCode.BAD_INPUT,
+            "error: stdout: cannot write the result: stdout is closed",
+        ),
+        ("2>&-", ["report", str(DATA / "bad")], ExitCode.BAD_INPUT, None),
+    ],
+)
+def test_a_closed_stdout_or_stderr_is_not_a_crash(
+    tmp_path: Path, redirect: str, argv: list[str], code: int, message: str | None
+) -> None:
+    """`>&-` and `2>&-` leave Python without sys.stdout or sys.stderr."""
+    import shlex
+
+    home = tmp_path / "home"
+    command = f"exec {shlex.quote(sys.executable)} -m aoe_runner {shlex.join(argv)} {redirect}"
+    result = subprocess.run(
+        ["sh", "-c", command], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "AOE_RUNNER_HOME": str(home)}
+    )
+    assert result.returncode == code, result.stderr
+    assert not (home / "crash-logs").exists()
+    if message is not None:
+        assert message in result.stderr.splitlines()

@@ -53,8 +53,7 @@ class TerminalReporter:
         self._latest = progress
         if self.live:
             self.clear()
-            self.terminal.err.write(f"aoe-runner: {progress.describe()}")
-            self.terminal.err.flush()
+            self._live_write(f"aoe-runner: {progress.describe()}")
             self._line_shown = True
         elif time.monotonic() - self._last_plain >= PLAIN_INTERVAL_S:
             self._print_plain()
@@ -66,9 +65,14 @@ class TerminalReporter:
 
     def clear(self) -> None:
         if self._line_shown:
-            self.terminal.err.write("\r\x1b[K")
-            self.terminal.err.flush()
+            self._live_write("\r\x1b[K")
             self._line_shown = False
+
+    def _live_write(self, text: str) -> None:
+        err = self.terminal.err
+        if err is not None:  # live only on a terminal, but a closed stderr is None
+            err.write(text)
+            err.flush()
 
     def _print_plain(self) -> None:
         self.clear()

@@ -19,7 +19,7 @@ from aoe_runner.reporting import merge_files
 OPERATORS = 2 * BATCH_ROWS + 300  # three batches, the last one short
 
 
-def _operators_file(directory: Path, seed: int) -> Path:
+def operators_file(directory: Path, seed: int) -> Path:
     """A training file of OPERATORS distinct operators with figures of all sizes, fused types and several modes."""
     rng = random.Random(seed)
     records = []
@@ -49,7 +49,7 @@ def _operators_file(directory: Path, seed: int) -> Path:
 @pytest.fixture(scope="module")
 def state(tmp_path_factory: pytest.TempPathFactory) -> BankState:
     directory = tmp_path_factory.mktemp("batches")
-    merged, _, errors = merge_files([_operators_file(directory, seed) for seed in (1, 2)], workers=1)
+    merged, _, errors = merge_files([operators_file(directory, seed) for seed in (1, 2)], workers=1)
     assert not errors and len(merged.operators) > 2 * BATCH_ROWS
     return merged
 
