@@ -39,8 +39,8 @@ def _reference(paths: list[Path], min_gain_pct: float = 1.0) -> str:
 
 def _engine(paths: list[Path], min_gain_pct: float = 1.0) -> str:
     state, _, _ = merge_files(paths, workers=1)
-    written = JsonFormatter().summary_data(state.summary_data(min_gain_pct), None, lambda: state.summary(min_gain_pct))
-    text = written if isinstance(written, str) else b"".join(written).decode()
+    written = plain_json(state.summary_data(min_gain_pct))
+    text = written.decode() if written is not None else dump_json(state.summary(min_gain_pct))
     assert text == dump_json(state.summary(min_gain_pct))  # the plain data and its pydantic model write the same
     parts = summary_data.summary_parts(state, min_gain_pct)
     streamed = JsonFormatter().summary_parts(*parts, None, lambda: state.summary(min_gain_pct))

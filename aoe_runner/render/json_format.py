@@ -34,19 +34,13 @@ class JsonFormatter:
             summary = summary.model_copy(update={"operators": summary.operators[:top], "subgraphs": summary.subgraphs[:top]})
         return dump_json(summary)
 
-    def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str | Pieces:
-        """The same text as summary(model(), top), from the summary's plain data (reporting.Loaded.data), as UTF-8
-        pieces when orjson writes it (a large summary is written out as it is, never decoded and encoded again)."""
-        if top is not None:
-            data = {**data, "operators": data["operators"][:top], "subgraphs": data["subgraphs"][:top]}
-        pieces = json_pieces(data, [data["operators"]])
-        return pieces if pieces is not None else self.summary(model(), top)
-
     def summary_parts(
         self, data: dict[str, Any], operators: list[Entry], top: int | None, model: Callable[[], BankSummary]
     ) -> str | Pieces:
-        """summary_data() from summary_data.summary_parts(): the operators' rows made BATCH_ROWS at a time, each batch
-        written while its dicts are still in the CPU's cache, and the memory of one reused for the next."""
+        """The same text as summary(model(), top), from summary_data.summary_parts() (reporting.Loaded.parts), as
+        UTF-8 pieces when orjson writes it (a large summary is written out as it is, never decoded and encoded
+        again). The operators' rows are made BATCH_ROWS at a time, each batch written while its dicts are still in
+        the CPU's cache, and the memory of one reused for the next."""
         from aoe_runner.summary_data import operator_rows
 
         if top is not None:
