@@ -113,6 +113,19 @@ def test_a_crash_in_a_real_process_writes_its_log_under_aoe_runner_home(tmp_path
 FULL = "/dev/full"  # a device whose every write fails with ENOSPC: a full disk, for real
 
 
+def _writing_to(stdout: int, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """aoe-runner with its stdout on the descriptor `stdout`, its stderr captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "aoe_runner", *argv],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+
+
 @pytest.mark.skipif(not os.path.exists(FULL), reason="needs /dev/full")
 @pytest.mark.parametrize(
     "argv",
@@ -121,15 +134,7 @@ FULL = "/dev/full"  # a device whose every write fails with ENOSPC: a full disk,
 def test_a_full_stdout_is_one_line_and_exit_4_not_a_crash(tmp_path: Path, argv: list[str]) -> None:
     home = tmp_path / "home"
     with open(FULL, "w") as full:
-        result = subprocess.run(
-            [sys.executable, "-m", "aoe_runner", *argv],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-            env={**os.environ, "AOE_RUNNER_HOME": str(home)},
-            timeout=60,
-        )
+        result = _writing_to(full.fileno(), argv, {**os.environ, "AOE_RUNNER_HOME": str(home)})
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert result.returncode == ExitCode.BAD_INPUT, result.stderr
     assert errors == ["error: stdout: cannot write the result: No space left on device"]
@@ -180,15 +185,7 @@ def test_a_pipe_that_will_not_take_the_whole_result_is_exit_4_not_a_cut_result(
     if unbuffered:
         env["PYTHONUNBUFFERED"] = "1"
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "aoe_runner", *large_report],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-            env=env,
-            timeout=60,
-        )
+        result = _writing_to(write_end, large_report, env)
     finally:
         os.close(write_end)
         os.close(read_end)
