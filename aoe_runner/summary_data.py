@@ -1,7 +1,8 @@
 """The bank summary of a merged BankState as plain data, in summary.BankSummary's field order.
 
-`--format json` writes this data straight (render/json_format.py); tables, csv, diffs and library callers get the
-pydantic model built from it (`bank_summary`). Every figure is computed as summary.BankMerger computes it, in
+`--format json` writes this data straight (render/json_format.py), taking it from summary_parts and making the
+operators' rows a batch at a time as it writes them; tables, csv, diffs and library callers get the pydantic model
+built from it (`bank_summary`). Every figure is computed as summary.BankMerger computes it, in
 the same order, so that sums of floats come out the same to the last bit.
 """
 
