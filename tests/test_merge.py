@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from aoe_runner import merge, summary, summary_data
 from aoe_runner.jsontext import dump_json
 from aoe_runner.merge import BankState
-from aoe_runner.render.json_format import JsonFormatter, plain_json
+from aoe_runner.render.json_format import JsonFormatter, json_pieces
 from aoe_runner.reporting import merge_files
 from aoe_runner.results.files import find_result_files, read_regular_file
 from aoe_runner.results.loader import load_result_file
@@ -25,6 +25,12 @@ from aoe_runner.results.parsed import ParsedFile, from_result_file
 from tests.conftest import DATA, SAMPLES
 
 FIXTURES = [path for path in find_result_files([str(SAMPLES), str(DATA)])[0]]
+
+
+def plain_json(data: dict[str, Any]) -> bytes | None:
+    """json_pieces on summary data with its rows, in one batch, joined: the bytes orjson writes, or None (pydantic)."""
+    pieces = json_pieces(data, [data["operators"]])
+    return None if pieces is None else b"".join(pieces)
 
 
 def _reference(paths: list[Path], min_gain_pct: float = 1.0) -> str:

@@ -55,17 +55,11 @@ class JsonFormatter:
         return dump_json(diff)
 
 
-def plain_json(data: dict[str, Any]) -> bytes | None:
-    """Indented JSON of summary data exactly as pydantic's model_dump_json(indent=2) writes it, with a final newline,
-    in UTF-8; None when orjson cannot write it so."""
-    pieces = json_pieces(data, [data["operators"]])
-    return None if pieces is None else b"".join(pieces)
-
-
 def json_pieces(data: dict[str, Any], operator_batches: Iterable[list[dict[str, Any]]]) -> Pieces | None:
-    """plain_json(data) in pieces, the operators' rows taken from `operator_batches` in order (not from data); None
-    when orjson cannot write it as pydantic does. orjson indents as it writes, in one pass: msgspec's encode, format
-    and newline made three copies and took 58-90 ms against 12-36 ms on a 26 MB summary (measured in one process).
+    """Indented JSON of summary data exactly as pydantic's model_dump_json(indent=2) writes it, with a final newline,
+    in UTF-8 pieces, the operators' rows taken from `operator_batches` in order (not from data); None when orjson
+    cannot write it so. orjson indents as it writes, in one pass: msgspec's encode, format and newline made three
+    copies and took 58-90 ms against 12-36 ms on a 26 MB summary (measured in one process).
 
     Each batch is written on its own, at the depth of the summary's operators, and spliced in where the rest of the
     summary holds a placeholder."""
