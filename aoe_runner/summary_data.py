@@ -50,7 +50,7 @@ def summary_parts(state: BankState, min_gain_pct: float) -> tuple[dict[str, Any]
                 "tuning_name": p.tuning_name,
                 "before_ms": p.before,
                 "after_ms": p.after,
-                "speedup": p.before / p.after if p.after > 0 else None,
+                "speedup": _speedup(p.before, p.after),
                 "source": p.source.provenance(),
             }
             for p in points
@@ -75,7 +75,7 @@ def operator_rows(operators: list[Entry]) -> list[dict[str, Any]]:
             {
                 "update_mode": "update" if e.update else "add",
                 "improvement_raw": e.raw,
-                "speedup": before / after if after > 0 else None,
+                "speedup": _speedup(before, after),
                 "times_tuned": e.tuned,
                 "source": e.latest.provenance(),
                 "conflict": e.conflict(),
@@ -104,6 +104,10 @@ def operator_label(e: dict[str, Any]) -> str:
 
 def _operator_label(name: str, joined_types: str, mode: str | None) -> str:
     return f"{name} [{joined_types}] ({mode})" if mode else f"{name} [{joined_types}]"  # one string made, not two
+
+
+def _speedup(before: float, after: float) -> float | None:
+    return before / after if after > 0 else None
 
 
 def _path(row: FileRow) -> str:
@@ -205,8 +209,7 @@ class _Listing:
 
     def _count(self, e: Entry, saved: float) -> float | None:
         """Count an entry (added or updated, its time saved and speed-up): its speed-up."""
-        after = e.after
-        speedup = e.before / after if after > 0 else None
+        speedup = _speedup(e.before, e.after)
         self.count += 1
         if not e.update:
             self.added += 1
