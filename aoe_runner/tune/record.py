@@ -192,6 +192,7 @@ def _supervise(
             grace_s=grace_s,
             on_output=on_output,
             on_tick=on_tick,
+            on_stopping=reporter.notice,
             inherit_fds=inherit_fds,
         )
         outcome = supervisor.run(on_start=lambda pid: setattr(manifest, "child_pid", pid), early_signals=early_signals)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from aoe_runner.errors import InputError
 from aoe_runner.lifeline import die_with_this_process
 from aoe_runner.tune.relay import TerminalWriter
+from aoe_runner.tune.request import format_duration
 from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -72,6 +73,7 @@ class Supervisor:
         grace_s: float = 10.0,
         on_output: Callable[[bytes], None] = lambda data: None,
         on_tick: Callable[[], None] = lambda: None,
+        on_stopping: Callable[[str], None] = lambda message: None,
         tick_s: float = 1.0,
         inherit_fds: Sequence[int] = (),
     ) -> None:
@@ -83,6 +85,7 @@ class Supervisor:
         self.grace_s = grace_s
         self.on_output = on_output
         self.on_tick = on_tick
+        self.on_stopping = on_stopping  # told what stopping the run does, as it does it: one line each
         self.tick_s = tick_s
         self.inherit_fds = tuple(inherit_fds)  # e.g. the device lock: held while any process of the run lives
         self._pending_signals: list[int] = []
@@ -98,7 +101,7 @@ class Supervisor:
         wake_read, wake_write = os.pipe()
         os.set_blocking(wake_read, False)
         os.set_blocking(wake_write, False)
-        previous_handlers = {sig: signal.signal(sig, self._on_signal) for sig in FORWARDED_SIGNALS}
+        previous_handlers = {sig: signal.signal(sig, _noted_by_the_wakeup_fd) for sig in FORWARDED_SIGNALS}
         previous_wakeup = signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
         if early_signals:  # taken only now that our own handlers catch any later ones
             self._pending_signals += [signal.Signals[name] for name in early_signals]
@@ -118,9 +121,6 @@ class Supervisor:
                 signal.signal(sig, handler)
             os.close(wake_read)
             os.close(wake_write)
-
-    def _on_signal(self, signum: int, frame: object) -> None:
-        self._pending_signals.append(signum)
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:
@@ -167,7 +167,7 @@ class Supervisor:
                 ready = []
                 for key, _ in selector.select(wait):
                     if key.data == "signal":
-                        _drain(wake_read)
+                        self._pending_signals += _signals_from(wake_read)
                     elif key.data == "exit":
                         selector.unregister(key.fd)
                     else:
@@ -193,6 +193,8 @@ class Supervisor:
                     drain_until = now + PIPE_DRAIN_S
                 if drain_until is not None and now >= drain_until:
                     break  # something that cannot be killed still holds the pipes: stop reading them
+                for message in stopper.take_said():
+                    self._guarded("saying how the run is stopped", self.on_stopping, message)
                 if now >= next_tick:
                     self._guarded("watching the run", self.on_tick)
                     next_tick = now + self.tick_s
@@ -270,6 +272,7 @@ class _Stopper:
     give_up_at: float | None = None  # after SIGKILL: stop waiting for processes that cannot be killed
     late_signal: str | None = None
     problems: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # what stopping does, for the person watching
 
     @property
     def settling(self) -> bool:
@@ -279,15 +282,23 @@ class _Stopper:
     def moments(self) -> tuple[float | None, float | None, float | None]:
         return self.deadline, self.kill_at, self.check_at
 
+    def take_said(self) -> list[str]:
+        said, self.said = self.said, []
+        return said
+
     def on_signal(self, signum: int, now: float) -> None:
+        name = signal.Signals(signum).name
         if self.check_at is not None and self.stopped_by is None:  # the script has exited on its own: its outcome stands
-            self.late_signal = self.late_signal or signal.Signals(signum).name
+            self.late_signal = self.late_signal or name
             self.kill_at = now
+            self.said.append(f"{name}: the script has exited; killing what it left running now")
         elif self.stopped_by is None:
-            self.stopped_by = signal.Signals(signum).name
+            self.stopped_by = name
             self._stop(signum, now)
+            self.said.append(f"{name}: stopping the script; {self._kill_when()} (--grace), or at once at another signal")
         else:  # a second signal: no more waiting
             self.kill_at = now
+            self.said.append(f"{name} again: killing the script now (SIGKILL)")
 
     def on_script_exit(self, now: float) -> None:
         self.deadline = None
@@ -300,6 +311,7 @@ class _Stopper:
             if running and self.stopped_by is None:
                 self.stopped_by = "timeout"
                 self._stop(signal.SIGTERM, now)
+                self.said.append(f"--timeout reached: stopping the script (SIGTERM); {self._kill_when()} (--grace)")
         if self.kill_at is not None and now >= self.kill_at:
             self.tree.signal_all(signal.SIGKILL)
             self.kill_at = None
@@ -332,13 +344,28 @@ class _Stopper:
         self.tree.signal_all(signum)
         self.kill_at = now + self.grace_s
 
+    def _kill_when(self) -> str:
+        return f"whatever still runs gets SIGKILL in {format_duration(self.grace_s)}"
 
-def _drain(fd: int) -> None:
+
+def _noted_by_the_wakeup_fd(signum: int, frame: object) -> None:
+    """The Python-level handler does nothing: see `_signals_from`."""
+
+
+def _signals_from(wake_read: int) -> list[int]:
+    """The forwarded signals that arrived, one per delivery, from the wakeup pipe.
+
+    Python runs a handler once for any number of deliveries of a signal before it gets to it, so a handler that
+    counted would hear a quick double Ctrl-C as one, and the second would not cut the grace period short. The C
+    handler writes a byte to the wakeup fd at every delivery.
+    """
+    taken = b""
     try:
-        while os.read(fd, 4096):
-            pass
+        while chunk := os.read(wake_read, 4096):
+            taken += chunk
     except BlockingIOError:
         pass
+    return [signum for signum in taken if signum in FORWARDED_SIGNALS]
 
 
 def _widen(pipe: int) -> int:

@@ -72,20 +72,24 @@ def tune(home: Home, *script_args: str, options: tuple[str, ...] = ()) -> tuple[
     return process.returncode, out, err
 
 
-def wait_for_output(process: subprocess.Popen[str], text: str, timeout_s: float = 30.0) -> str:
-    """Read the process's stdout until a line contains text; fail after timeout_s."""
-    assert process.stdout is not None
+def wait_for_output(process: subprocess.Popen[str], text: str, timeout_s: float = 30.0, stream: str = "stdout") -> str:
+    """Read the process's stdout (or stderr) until it contains text; fail after timeout_s.
+
+    What is read here is gone for a later communicate(): the caller gets it as the result.
+    """
+    pipe = getattr(process, stream)
+    assert pipe is not None
     seen = ""
     deadline = time.monotonic() + timeout_s
     with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(pipe, selectors.EVENT_READ)
         while text not in seen:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not selector.select(remaining):
-                raise AssertionError(f"no {text!r} within {timeout_s} s; stdout so far: {seen!r}")
-            chunk = os.read(process.stdout.fileno(), 65536)  # not readline: its buffer would hide data from select
+                raise AssertionError(f"no {text!r} within {timeout_s} s; {stream} so far: {seen!r}")
+            chunk = os.read(pipe.fileno(), 65536)  # not readline: its buffer would hide data from select
             if not chunk:
-                raise AssertionError(f"stdout closed before {text!r}; exit {process.wait()}; got {seen!r}")
+                raise AssertionError(f"{stream} closed before {text!r}; exit {process.wait()}; got {seen!r}")
             seen += chunk.decode(errors="replace")
     return seen
 

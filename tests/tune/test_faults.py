@@ -14,7 +14,6 @@ import re
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import jsonschema
@@ -154,12 +153,15 @@ def test_a_second_ctrl_c_kills_at_once_without_waiting_for_the_grace_period(home
     process = start_tune(home, "stubborn", "--pid-file", str(pid_file), options=("--grace", "1h"))
     wait_for_output(process, "ready")
     process.send_signal(signal.SIGINT)
-    time.sleep(0.2)
+    # the kernel merges a signal with one still pending, so the second is sent once the first was heard
+    said = wait_for_output(process, "stopping the script", stream="stderr")
     process.send_signal(signal.SIGINT)
-    process.communicate(timeout=60)  # an hour's grace would time this out
+    _, err = process.communicate(timeout=60)  # an hour's grace would time this out
 
     assert process.returncode == 130
     assert wait_until_gone(pids_in(pid_file)) == []
+    assert "SIGINT: stopping the script; whatever still runs gets SIGKILL in 1h (--grace), or at once at another signal" in said
+    assert "SIGINT again: killing the script now (SIGKILL)" in err
 
 
 def test_the_timeout_stops_the_script_with_124(home: Home) -> None:
@@ -170,6 +172,7 @@ def test_the_timeout_stops_the_script_with_124(home: Home) -> None:
     manifest = home.only_manifest()
     assert (manifest["status"], manifest["stopped_by"], manifest["timeout_s"]) == ("timed_out", "timeout", 1.0)
     assert "timed_out (timeout), exit 124" in err
+    assert "--timeout reached: stopping the script (SIGTERM); whatever still runs gets SIGKILL in 0.5s (--grace)" in err
     assert wait_until_gone(pids_in(pid_file)) == []
 
 

@@ -6,8 +6,11 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -312,3 +315,36 @@ def test_a_terminal_writer_counts_as_dropped_only_what_never_reached_the_reader_
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def test_every_delivery_of_a_signal_is_counted_though_python_runs_its_handler_once() -> None:
+    """A quick double Ctrl-C must read as two: the supervisor counts the wakeup pipe's bytes, not handler calls.
+
+    Deterministic: SIGINT is blocked in the main thread, so both deliveries reach a sleeping helper thread, whose C
+    handler writes a byte each time; the main thread runs Python handlers only when its wait is over, once for both.
+    """
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    heard: list[int] = []
+    helper = threading.Thread(target=time.sleep, args=(10,), daemon=True)  # created with SIGINT unblocked
+    helper.start()
+    previous_handler = signal.signal(signal.SIGINT, lambda signum, frame: heard.append(signum))
+    previous_wakeup = signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+    try:
+        # once the main thread waits for it; then apart, so that the kernel cannot merge them
+        sender = f"sleep 0.2; kill -INT {os.getpid()}; sleep 0.5; kill -INT {os.getpid()}"
+        assert subprocess.Popen(["sh", "-c", sender]).wait() == 0  # no timeout: that would poll, in Python
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+        time.sleep(0)  # the main thread's Python handlers run here
+        taken = supervisor._signals_from(wake_read)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+        signal.set_wakeup_fd(previous_wakeup)
+        signal.signal(signal.SIGINT, previous_handler)
+        os.close(wake_read)
+        os.close(wake_write)
+
+    assert heard == [signal.SIGINT]  # what a handler that counted would have heard
+    assert taken == [signal.SIGINT, signal.SIGINT]

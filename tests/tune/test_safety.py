@@ -170,6 +170,7 @@ def test_a_signal_after_the_script_exited_keeps_its_success(home: Home) -> None:
     assert manifest["late_signal"] == "SIGTERM"
     assert wait_until_gone(pids_in(pid_file)) == []
     assert "arrived after the script ended" in err
+    assert "SIGTERM: the script has exited; killing what it left running now" in err
 
 
 def test_a_setsid_daemon_started_by_the_script_is_stopped_and_named(home: Home) -> None:
