@@ -220,9 +220,10 @@ def test_what_a_killed_supervisor_leaves_behind_keeps_the_device_locked(home: Ho
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        for orphan in _orphans_of(pid_file):
+        orphans = _orphans_of(pid_file)
+        for orphan in orphans:
             os.kill(orphan, signal.SIGKILL)
-    time.sleep(0.3)
+    assert wait_until_gone(pids_in(pid_file) + orphans) == []  # not a fixed pause: a loaded machine reaps late
     code, _, err = tune(home, "exit", "0")
     assert code == 0, err  # once they are gone, the device is free
 
