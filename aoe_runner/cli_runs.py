@@ -26,7 +26,8 @@ from aoe_runner.cli_options import (
     whole_number,
     wide_option,
 )
-from aoe_runner.errors import ExitCode, Interrupted, UsageError
+from aoe_runner.errors import AoeRunnerError, ExitCode, Interrupted, UsageError
+from aoe_runner.exiting import leave
 
 if TYPE_CHECKING:
     from aoe_runner.render.tune_progress import TerminalReporter
@@ -115,19 +116,32 @@ def tune(
         return ExitCode.OK if plan.would_start else ExitCode.FINDING
     from aoe_runner.render.tune_progress import TerminalReporter
     from aoe_runner.tune.relay import TerminalOutput
-    from aoe_runner.tune.signals import signals_deferred, signals_interrupt
+    from aoe_runner.tune.signals import CountedSignals
 
     reporter = TerminalReporter(terminal, live=terminal.err_is_terminal())
-    with TerminalOutput() as output:  # no reader, however slow, can block the run
-        try:
-            with signals_interrupt():  # until the script starts, SIGTERM and SIGHUP cancel like Ctrl-C
-                manifest = run_tune(request, reporter, store, output)
-        except KeyboardInterrupt as signal_name:
-            why = f"interrupted ({signal_name or 'SIGINT'}) before the script started; nothing was recorded"
-            raise Interrupted(why) from None
-        with signals_deferred():  # the run is recorded: say how it went, whatever arrives now
+    # no reader, however slow, can block the run; until the run starts, SIGTERM and SIGHUP cancel like Ctrl-C, and
+    # from then on every signal is counted until the command ends (the run is recorded, whatever arrives)
+    with CountedSignals(cancelling=True) as signals:
+        with TerminalOutput() as output:
+            try:
+                manifest = run_tune(request, reporter, store, output, signals=signals)
+            except KeyboardInterrupt as cancel:
+                name = cancel.args[0] if cancel.args else "SIGINT"
+                return _said(Interrupted(f"interrupted ({name}) before the script started; nothing was recorded"))
+            except AoeRunnerError as error:
+                if isinstance(error, UsageError):
+                    raise
+                return _said(error)
             _say_how_it_went(reporter, manifest)
-    return manifest.exit_code if manifest.exit_code is not None else ExitCode.INTERNAL
+        code = manifest.exit_code if manifest.exit_code is not None else ExitCode.INTERNAL
+        leave(code)  # as the program, it ends here: a signal from now on cannot change how the recorded run ends
+    return code
+
+
+def _said(error: AoeRunnerError) -> int:
+    """Say why the run did not start while our stderr goes through its writer: a full stderr cannot hold up the exit."""
+    terminal.error(error.message)
+    return error.exit_code
 
 
 def _say_how_it_went(reporter: TerminalReporter, manifest: RunManifest) -> None:

@@ -26,7 +26,7 @@ from aoe_runner.tune.aoe_codes import CodeScanner
 from aoe_runner.tune.aoe_codes import describe as describe_code
 from aoe_runner.tune.markers import MarkerScanner
 from aoe_runner.tune.relay import TerminalOutput
-from aoe_runner.tune.signals import signals_deferred
+from aoe_runner.tune.signals import CountedSignals
 from aoe_runner.tune.supervisor import Outcome, Streams, Supervisor
 from aoe_runner.tune.watch import BackgroundWatcher, ResultWatcher, WatchedFile
 
@@ -53,6 +53,7 @@ def execute_recorded(
     terminal: TerminalOutput | None = None,
     inherit_fds: Sequence[int] = (),
     on_recorded: Callable[[], None] = lambda: None,
+    signals: CountedSignals | None = None,
 ) -> RunManifest:
     """Run manifest.command to its end and record it; the device lock, if any, is the caller's.
 
@@ -60,23 +61,42 @@ def execute_recorded(
     inherit_fds (the device lock) are passed to the script, so they stay open while any process of it lives.
     Once the script has started, its outcome is recorded whatever happens: a signal while recording is noted
     in `late_signal`, and a full or read-only disk gives a smaller record and warnings, never a lost outcome.
+    `signals`: the command's own (`tune` keeps them counted until it ends); without, they are counted for the
+    length of this call.
     """
+    if signals is None:
+        with CountedSignals() as own:
+            return execute_recorded(store, manifest, env, reporter, grace_s, terminal, inherit_fds, on_recorded, own)
+    signals.stop_cancelling()
     run_dir = store.run_dir(manifest.id)
-    with store.supervising(manifest.id), signals_deferred() as noted:
+    with store.supervising(manifest.id):
         store.save_start(manifest)
         on_recorded()  # the start is on disk: e.g. the blobs it names are safe from a collect
         if terminal is not None:
             reporter.notice(f"run {manifest.id}: {shlex.join(manifest.command)}")
             reporter.notice(f"recording to {run_dir}")
-        outcome = _supervise(manifest, env, run_dir, reporter, grace_s, terminal, inherit_fds, noted)
+        outcome = _supervise(manifest, env, run_dir, reporter, grace_s, terminal, inherit_fds, signals)
         _record_end(manifest, outcome)
         _record_bank(manifest, store)
-        manifest.late_signal = outcome.late_signal or (noted[0] if noted else None)
-        for problem in store.save_end(manifest):
+        manifest.late_signal = outcome.late_signal or _late(manifest, signals)
+        _save_end(store, manifest, reporter)
+        if manifest.late_signal is None and (late := _late(manifest, signals)):  # while the end was being written
+            manifest.late_signal = late
+            _save_end(store, manifest, reporter)
+    return manifest
+
+
+def _late(manifest: RunManifest, signals: CountedSignals) -> str | None:
+    """The first signal that arrived since the loop ended, when the script had ended on its own (None if none)."""
+    arrived = signals.take()
+    return signal.Signals(arrived[0]).name if arrived and manifest.stopped_by is None else None
+
+
+def _save_end(store: RunStore, manifest: RunManifest, reporter: RunReporter) -> None:
+    for problem in store.save_end(manifest):
+        if problem not in manifest.warnings:
             manifest.warnings.append(problem)
             reporter.notice(f"warning: {problem}")
-        manifest.late_signal = manifest.late_signal or (noted[0] if noted else None)
-    return manifest
 
 
 @contextmanager
@@ -153,7 +173,7 @@ def _supervise(
     grace_s: float,
     terminal: TerminalOutput | None,
     inherit_fds: Sequence[int],
-    early_signals: list[str],
+    signals: CountedSignals,
 ) -> Outcome:
     watcher = ResultWatcher(Path(manifest.work_dir))
     background = BackgroundWatcher(watcher)
@@ -195,7 +215,7 @@ def _supervise(
             on_stopping=reporter.notice,
             inherit_fds=inherit_fds,
         )
-        outcome = supervisor.run(on_start=lambda pid: setattr(manifest, "child_pid", pid), early_signals=early_signals)
+        outcome = supervisor.run(signals, on_start=lambda pid: setattr(manifest, "child_pid", pid))
     reporter.clear()
     if terminal is not None:
         outcome.problems += terminal.problems()

@@ -21,6 +21,7 @@ from aoe_runner.tune.gate import Gate, refuse_unforcible, run_preflight
 from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.relay import TerminalOutput
 from aoe_runner.tune.request import TuneRequest, format_duration
+from aoe_runner.tune.signals import CountedSignals
 
 WORK_DIR = "work"
 
@@ -83,8 +84,11 @@ def run_tune(
     store: RunStore,
     terminal: TerminalOutput | None = None,
     base_env: Mapping[str, str] | None = None,
+    signals: CountedSignals | None = None,
 ) -> RunManifest:
-    """Launch, supervise and record one tuning run; the manifest's exit_code is what `tune` should exit with."""
+    """Launch, supervise and record one tuning run; the manifest's exit_code is what `tune` should exit with.
+
+    `signals`: the command's (see execute_recorded)."""
     base = dict(os.environ if base_env is None else base_env)
     refuse_unforcible(request)
     store.ensure_writable()
@@ -121,9 +125,7 @@ def run_tune(
         held = device_lock.inherited_fds() + bank_lock.inherited_fds()
         locks_held = locks.pop_all()
     with locks_held:
-        return execute_recorded(
-            store, manifest, env, reporter, request.grace_s, terminal, inherit_fds=held, on_recorded=writing.release
-        )
+        return execute_recorded(store, manifest, env, reporter, request.grace_s, terminal, held, writing.release, signals)
 
 
 class _Writing:

@@ -1,7 +1,8 @@
 """Start a training script in its own process group and supervise it until nothing of it is left.
 
 One select loop serves the script's stdout and stderr (relayed to the terminal writers and to the log; read on
-a schedule rather than polled, see `read_unpolled_again`), signals (through a wakeup pipe), the script's exit
+a schedule rather than polled, see `read_unpolled_again`), signals (counted through the wakeup pipe of
+`signals.CountedSignals`, which the caller holds), the script's exit
 (through a pidfd), the timeout and a tick callback about once a second. Nothing in the loop blocks: terminal
 output goes through `relay.TerminalWriter`, which drops rather than waits, and a callback that fails is
 recorded as a problem, never allowed to stop the script. SIGINT/SIGTERM/SIGHUP and the timeout stop the whole
@@ -19,6 +20,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from aoe_runner.errors import InputError
 from aoe_runner.lifeline import die_with_this_process
@@ -26,7 +28,6 @@ from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.request import format_duration
 from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
 
-FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 READ_SIZE = 1 << 20  # the most one relay takes from a pipe before serving the loop again
 READ_PIECE = 1 << 16  # taken in reads of this size: see take_available
 BATCH_BELOW = 1 << 16  # a read smaller than this, while output pours in, means we read faster than it comes:
@@ -40,6 +41,14 @@ _F_GETPIPE_SZ: int | None = getattr(fcntl, "F_GETPIPE_SZ", None)
 PIPE_DRAIN_S = 2.0  # after everything is killed, how long to wait for pipes something unkillable still holds
 SETTLE_S = 0.2  # after the script exits, how long its processes get to exit with it before they count as left over
 LEFTOVER_POLL_S = 0.1
+
+
+class Signals(Protocol):
+    """Where the loop learns of signals (signals.CountedSignals): a descriptor readable when some have arrived."""
+
+    @property
+    def fd(self) -> int: ...
+    def take(self) -> list[int]: ...
 
 
 @dataclass
@@ -88,39 +97,25 @@ class Supervisor:
         self.on_stopping = on_stopping  # told what stopping the run does, as it does it: one line each
         self.tick_s = tick_s
         self.inherit_fds = tuple(inherit_fds)  # e.g. the device lock: held while any process of the run lives
-        self._pending_signals: list[int] = []
         self._problems: list[str] = []
         self._log_failed = False
 
-    def run(self, on_start: Callable[[int], None] = lambda pid: None, early_signals: list[str] | None = None) -> Outcome:
+    def run(self, signals: Signals, on_start: Callable[[int], None] = lambda pid: None) -> Outcome:
         """Run the script to its end; raises InputError when it cannot be started.
 
-        early_signals: names of signals that arrived while the run was being prepared; they are taken
-        (the list is emptied) and stop the script as soon as it has started.
+        Signals that arrived before (while the run was being prepared) stop the script as soon as it has started;
+        those that arrive after it ended, and before the loop is left, are the outcome's `late_signal`.
         """
-        wake_read, wake_write = os.pipe()
-        os.set_blocking(wake_read, False)
-        os.set_blocking(wake_write, False)
-        previous_handlers = {sig: signal.signal(sig, _noted_by_the_wakeup_fd) for sig in FORWARDED_SIGNALS}
-        previous_wakeup = signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
-        if early_signals:  # taken only now that our own handlers catch any later ones
-            self._pending_signals += [signal.Signals[name] for name in early_signals]
-            early_signals.clear()
         subreaper = set_subreaper(True)
         try:
             known_children = ScriptTree.our_children()
             process = self._start()
             tree = ScriptTree(process.pid, known_children)
             self._guarded("recording the start", on_start, process.pid)
-            return self._loop(process, wake_read, tree)
+            return self._loop(process, signals, tree)
         finally:
             if subreaper:
                 set_subreaper(False)
-            signal.set_wakeup_fd(previous_wakeup)
-            for sig, handler in previous_handlers.items():
-                signal.signal(sig, handler)
-            os.close(wake_read)
-            os.close(wake_write)
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:
@@ -138,7 +133,7 @@ class Supervisor:
         except OSError as error:
             raise InputError(self.command[0], f"cannot start: {error.strerror or error}") from None
 
-    def _loop(self, process: subprocess.Popen[bytes], wake_read: int, tree: ScriptTree) -> Outcome:
+    def _loop(self, process: subprocess.Popen[bytes], signals: Signals, tree: ScriptTree) -> Outcome:
         assert process.stdout is not None and process.stderr is not None
         open_pipes: dict[object, TerminalWriter | None] = {process.stdout: self.streams.out, process.stderr: self.streams.err}
         gather = min(gather_below(_widen(pipe.fileno())) for pipe in (process.stdout, process.stderr))
@@ -148,7 +143,7 @@ class Supervisor:
             os.set_blocking(pipe.fileno(), False)  # type: ignore[attr-defined]
             if not unpolled:
                 selector.register(pipe, selectors.EVENT_READ, writer)  # type: ignore[arg-type]
-        selector.register(wake_read, selectors.EVENT_READ, "signal")
+        selector.register(signals.fd, selectors.EVENT_READ, "signal")
         pidfd = _pidfd_open(process.pid)
         if pidfd is not None:
             selector.register(pidfd, selectors.EVENT_READ, "exit")
@@ -165,9 +160,10 @@ class Supervisor:
                 if unpolled and open_pipes:
                     wait = min(wait, look_again)
                 ready = []
+                arrived: list[int] = []
                 for key, _ in selector.select(wait):
                     if key.data == "signal":
-                        self._pending_signals += _signals_from(wake_read)
+                        arrived = signals.take()
                     elif key.data == "exit":
                         selector.unregister(key.fd)
                     else:
@@ -184,7 +180,7 @@ class Supervisor:
                 if unpolled:
                     look_again = read_unpolled_again(relayed, gather, look_again)
                 now = time.monotonic()
-                for signum in self._take_signals():
+                for signum in arrived:
                     stopper.on_signal(signum, now)
                 if process.returncode is None and process.poll() is not None:
                     stopper.on_script_exit(now)
@@ -198,6 +194,8 @@ class Supervisor:
                 if now >= next_tick:
                     self._guarded("watching the run", self.on_tick)
                     next_tick = now + self.tick_s
+            for signum in signals.take():  # the loop can see the end without waiting again: nothing is left unread
+                stopper.after_the_end(signum)
         finally:
             selector.close()
             if pidfd is not None:
@@ -253,10 +251,6 @@ class Supervisor:
         if problem not in self._problems:
             self._problems.append(problem)
 
-    def _take_signals(self) -> list[int]:
-        taken, self._pending_signals[:] = list(self._pending_signals), []
-        return taken
-
 
 @dataclass
 class _Stopper:
@@ -289,16 +283,23 @@ class _Stopper:
     def on_signal(self, signum: int, now: float) -> None:
         name = signal.Signals(signum).name
         if self.check_at is not None and self.stopped_by is None:  # the script has exited on its own: its outcome stands
+            if self.late_signal is None:
+                self.said.append(f"{name}: the script has exited; killing what it left running now")
             self.late_signal = self.late_signal or name
             self.kill_at = now
-            self.said.append(f"{name}: the script has exited; killing what it left running now")
         elif self.stopped_by is None:
             self.stopped_by = name
             self._stop(signum, now)
             self.said.append(f"{name}: stopping the script; {self._kill_when()} (--grace), or at once at another signal")
-        else:  # a second signal: no more waiting
+        else:  # a second signal (or one after the timeout): no more waiting
+            if self.kill_at is not None and self.kill_at > now:
+                self.said.append(f"{name}: killing the script now (SIGKILL)")
             self.kill_at = now
-            self.said.append(f"{name} again: killing the script now (SIGKILL)")
+
+    def after_the_end(self, signum: int) -> None:
+        """A signal read once the loop is over: late, when the script had ended on its own."""
+        if self.stopped_by is None:
+            self.late_signal = self.late_signal or signal.Signals(signum).name
 
     def on_script_exit(self, now: float) -> None:
         self.deadline = None
@@ -311,7 +312,9 @@ class _Stopper:
             if running and self.stopped_by is None:
                 self.stopped_by = "timeout"
                 self._stop(signal.SIGTERM, now)
-                self.said.append(f"--timeout reached: stopping the script (SIGTERM); {self._kill_when()} (--grace)")
+                self.said.append(
+                    f"--timeout reached: stopping the script (SIGTERM); {self._kill_when()} (--grace), or at once at a signal"
+                )
         if self.kill_at is not None and now >= self.kill_at:
             self.tree.signal_all(signal.SIGKILL)
             self.kill_at = None
@@ -346,26 +349,6 @@ class _Stopper:
 
     def _kill_when(self) -> str:
         return f"whatever still runs gets SIGKILL in {format_duration(self.grace_s)}"
-
-
-def _noted_by_the_wakeup_fd(signum: int, frame: object) -> None:
-    """The Python-level handler does nothing: see `_signals_from`."""
-
-
-def _signals_from(wake_read: int) -> list[int]:
-    """The forwarded signals that arrived, one per delivery, from the wakeup pipe.
-
-    Python runs a handler once for any number of deliveries of a signal before it gets to it, so a handler that
-    counted would hear a quick double Ctrl-C as one, and the second would not cut the grace period short. The C
-    handler writes a byte to the wakeup fd at every delivery.
-    """
-    taken = b""
-    try:
-        while chunk := os.read(wake_read, 4096):
-            taken += chunk
-    except BlockingIOError:
-        pass
-    return [signum for signum in taken if signum in FORWARDED_SIGNALS]
 
 
 def _widen(pipe: int) -> int:

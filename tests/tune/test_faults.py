@@ -11,9 +11,11 @@ import json
 import os
 import pty
 import re
+import select
 import signal
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import jsonschema
@@ -161,7 +163,36 @@ def test_a_second_ctrl_c_kills_at_once_without_waiting_for_the_grace_period(home
     assert process.returncode == 130
     assert wait_until_gone(pids_in(pid_file)) == []
     assert "SIGINT: stopping the script; whatever still runs gets SIGKILL in 1h (--grace), or at once at another signal" in said
-    assert "SIGINT again: killing the script now (SIGKILL)" in err
+    assert "SIGINT: killing the script now (SIGKILL)" in err
+
+
+def test_a_signal_right_after_the_script_exited_is_recorded_as_late_not_lost(home: Home) -> None:
+    """aoe-runner is stopped (as on a loaded machine) while the script exits; the signal comes strictly after."""
+    pid_file = home.root / "pids"
+    process = start_tune(home, "sleep", "0.5", "--pid-file", str(pid_file), options=("--grace", "1h"))
+    wait_for_output(process, "recording to", stream="stderr")
+    (script,) = _pids_soon(pid_file)
+    script_exit = os.pidfd_open(script)
+    try:
+        process.send_signal(signal.SIGSTOP)
+        select.select([script_exit], [], [], 30)
+    finally:
+        os.close(script_exit)
+        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGCONT)
+    _, err = process.communicate(timeout=60)
+
+    assert process.returncode == 0, err
+    manifest = home.only_manifest()
+    assert (manifest["status"], manifest["stopped_by"], manifest["late_signal"]) == ("succeeded", None, "SIGINT")
+    assert "SIGINT arrived after the script ended; the run was recorded first" in err
+
+
+def _pids_soon(pid_file: Path) -> list[int]:
+    deadline = time.monotonic() + 30
+    while not pids_in(pid_file) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return pids_in(pid_file)
 
 
 def test_the_timeout_stops_the_script_with_124(home: Home) -> None:

@@ -24,6 +24,7 @@ from aoe_runner.tune import supervisor
 from aoe_runner.tune.markers import HINTS, MARKERS, MarkerScanner
 from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.request import parse_duration
+from aoe_runner.tune.signals import CountedSignals
 from aoe_runner.tune.supervisor import READ_PIECE, gather_below, read_unpolled_again, take_available
 from aoe_runner.tune.watch import ResultWatcher
 from tests.conftest import SAMPLES
@@ -318,33 +319,25 @@ def test_a_terminal_writer_counts_as_dropped_only_what_never_reached_the_reader_
 
 
 def test_every_delivery_of_a_signal_is_counted_though_python_runs_its_handler_once() -> None:
-    """A quick double Ctrl-C must read as two: the supervisor counts the wakeup pipe's bytes, not handler calls.
+    """A quick double Ctrl-C must read as two: CountedSignals counts the wakeup pipe's bytes, not handler calls.
 
     Deterministic: SIGINT is blocked in the main thread, so both deliveries reach a sleeping helper thread, whose C
     handler writes a byte each time; the main thread runs Python handlers only when its wait is over, once for both.
     """
-    wake_read, wake_write = os.pipe()
-    os.set_blocking(wake_read, False)
-    os.set_blocking(wake_write, False)
     heard: list[int] = []
     helper = threading.Thread(target=time.sleep, args=(10,), daemon=True)  # created with SIGINT unblocked
     helper.start()
-    previous_handler = signal.signal(signal.SIGINT, lambda signum, frame: heard.append(signum))
-    previous_wakeup = signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
-    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
-    try:
-        # once the main thread waits for it; then apart, so that the kernel cannot merge them
-        sender = f"sleep 0.2; kill -INT {os.getpid()}; sleep 0.5; kill -INT {os.getpid()}"
-        assert subprocess.Popen(["sh", "-c", sender]).wait() == 0  # no timeout: that would poll, in Python
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    with CountedSignals() as signals:
+        signal.signal(signal.SIGINT, lambda signum, frame: heard.append(signum))  # a handler that counts, beside
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+        try:
+            # once the main thread waits for it; then apart, so that the kernel cannot merge them
+            sender = f"sleep 0.2; kill -INT {os.getpid()}; sleep 0.5; kill -INT {os.getpid()}"
+            assert subprocess.Popen(["sh", "-c", sender]).wait() == 0  # no timeout: that would poll, in Python
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
         time.sleep(0)  # the main thread's Python handlers run here
-        taken = supervisor._signals_from(wake_read)
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
-        signal.set_wakeup_fd(previous_wakeup)
-        signal.signal(signal.SIGINT, previous_handler)
-        os.close(wake_read)
-        os.close(wake_write)
+        taken = signals.take()
 
     assert heard == [signal.SIGINT]  # what a handler that counted would have heard
     assert taken == [signal.SIGINT, signal.SIGINT]
