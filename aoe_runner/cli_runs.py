@@ -128,10 +128,6 @@ def tune(
             except KeyboardInterrupt as cancel:
                 name = cancel.args[0] if cancel.args else "SIGINT"
                 return _said(Interrupted(f"interrupted ({name}) before the script started; nothing was recorded"))
-            except AoeRunnerError as error:
-                if isinstance(error, UsageError):
-                    raise
-                return _said(error)
             _say_how_it_went(reporter, manifest)
         code = manifest.exit_code if manifest.exit_code is not None else ExitCode.INTERNAL
         leave(code)  # as the program, it ends here: a signal from now on cannot change how the recorded run ends
