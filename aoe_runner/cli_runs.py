@@ -26,7 +26,7 @@ from aoe_runner.cli_options import (
     whole_number,
     wide_option,
 )
-from aoe_runner.errors import AoeRunnerError, ExitCode, Interrupted, UsageError
+from aoe_runner.errors import ExitCode, UsageError
 from aoe_runner.exiting import leave
 
 if TYPE_CHECKING:
@@ -125,19 +125,14 @@ def tune(
         with TerminalOutput() as output:
             try:
                 manifest = run_tune(request, reporter, store, output, signals=signals)
-            except KeyboardInterrupt as cancel:
+            except KeyboardInterrupt as cancel:  # said here, through the writer: a full stderr cannot hold up the exit
                 name = cancel.args[0] if cancel.args else "SIGINT"
-                return _said(Interrupted(f"interrupted ({name}) before the script started; nothing was recorded"))
+                terminal.error(f"interrupted ({name}) before the script started; nothing was recorded")
+                return ExitCode.INTERRUPTED
             _say_how_it_went(reporter, manifest)
         code = manifest.exit_code if manifest.exit_code is not None else ExitCode.INTERNAL
         leave(code)  # as the program, it ends here: a signal from now on cannot change how the recorded run ends
     return code
-
-
-def _said(error: AoeRunnerError) -> int:
-    """Say why the run did not start while our stderr goes through its writer: a full stderr cannot hold up the exit."""
-    terminal.error(error.message)
-    return error.exit_code
 
 
 def _say_how_it_went(reporter: TerminalReporter, manifest: RunManifest) -> None:

@@ -87,7 +87,8 @@ def execute_recorded(
 
 
 def _late(manifest: RunManifest, signals: CountedSignals) -> str | None:
-    """The first signal that arrived since the loop ended, when the script had ended on its own (None if none)."""
+    """The first signal that arrived since the supervisor's loop ended (which can see the script's end without
+    reading the pipe again), when the script had ended on its own; None if none."""
     arrived = signals.take()
     return signal.Signals(arrived[0]).name if arrived and manifest.stopped_by is None else None
 

@@ -104,7 +104,7 @@ class Supervisor:
         """Run the script to its end; raises InputError when it cannot be started.
 
         Signals that arrived before (while the run was being prepared) stop the script as soon as it has started;
-        those that arrive after it ended, and before the loop is left, are the outcome's `late_signal`.
+        those that arrive after the loop is left are the caller's to read (record._late).
         """
         subreaper = set_subreaper(True)
         try:
@@ -194,8 +194,6 @@ class Supervisor:
                 if now >= next_tick:
                     self._guarded("watching the run", self.on_tick)
                     next_tick = now + self.tick_s
-            for signum in signals.take():  # the loop can see the end without waiting again: nothing is left unread
-                stopper.after_the_end(signum)
         finally:
             selector.close()
             if pidfd is not None:
@@ -295,11 +293,6 @@ class _Stopper:
             if self.kill_at is not None and self.kill_at > now:
                 self.said.append(f"{name}: killing the script now (SIGKILL)")
             self.kill_at = now
-
-    def after_the_end(self, signum: int) -> None:
-        """A signal read once the loop is over: late, when the script had ended on its own."""
-        if self.stopped_by is None:
-            self.late_signal = self.late_signal or signal.Signals(signum).name
 
     def on_script_exit(self, now: float) -> None:
         self.deadline = None

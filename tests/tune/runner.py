@@ -105,6 +105,15 @@ def pids_in(path: Path) -> list[int]:
     return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
+def pid_when_written(pid_file: Path, timeout_s: float = 10.0) -> int:
+    """The first pid in pid_file, once one is there; fail after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while not pids_in(pid_file):
+        assert time.monotonic() < deadline, f"no pid in {pid_file}"
+        time.sleep(0.01)
+    return pids_in(pid_file)[0]
+
+
 def wait_until_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
     """The pids still alive after timeout_s (an orphan is reaped by init a moment after it dies)."""
     deadline = time.monotonic() + timeout_s

@@ -15,7 +15,6 @@ import select
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import jsonschema
@@ -26,6 +25,7 @@ from tests.tune.runner import (
     SIMULATOR,
     Home,
     aoe_runner,
+    pid_when_written,
     pids_in,
     start_tune,
     tune,
@@ -171,7 +171,8 @@ def test_a_signal_right_after_the_script_exited_is_recorded_as_late_not_lost(hom
     pid_file = home.root / "pids"
     process = start_tune(home, "sleep", "0.5", "--pid-file", str(pid_file), options=("--grace", "1h"))
     wait_for_output(process, "recording to", stream="stderr")
-    (script,) = _pids_soon(pid_file)
+    script = pid_when_written(pid_file, 30)
+    assert pids_in(pid_file) == [script]
     script_exit = os.pidfd_open(script)
     try:
         process.send_signal(signal.SIGSTOP)
@@ -186,13 +187,6 @@ def test_a_signal_right_after_the_script_exited_is_recorded_as_late_not_lost(hom
     manifest = home.only_manifest()
     assert (manifest["status"], manifest["stopped_by"], manifest["late_signal"]) == ("succeeded", None, "SIGINT")
     assert "SIGINT arrived after the script ended; the run was recorded first" in err
-
-
-def _pids_soon(pid_file: Path) -> list[int]:
-    deadline = time.monotonic() + 30
-    while not pids_in(pid_file) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return pids_in(pid_file)
 
 
 def test_the_timeout_stops_the_script_with_124(home: Home) -> None:

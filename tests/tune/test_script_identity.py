@@ -16,7 +16,7 @@ import pytest
 from aoe_runner.proc import Completed, Started
 from aoe_runner.tune.record import ScriptIdentity
 from tests.conftest import ROOT
-from tests.tune.runner import pids_in, wait_until_gone
+from tests.tune.runner import pid_when_written, wait_until_gone
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -129,7 +129,7 @@ def test_a_started_command_is_bounded_from_its_start_and_killed_with_its_group(t
     assert time.monotonic() - started < 5
     assert done.exit_code is None and done.error == "sh did not finish within 0.5 s"
     assert running.finish() is done
-    assert wait_until_gone([_pid_when_written(pid_file)], 5) == []
+    assert wait_until_gone([pid_when_written(pid_file)], 5) == []
 
 
 def test_a_command_that_ended_is_collected_even_past_its_limit() -> None:
@@ -155,7 +155,7 @@ def test_ctrl_c_while_a_bounded_command_runs_kills_it(tmp_path: Path) -> None:
         f"run_bounded(['sh', '-c', 'echo $$ > {pid_file}; exec sleep 30'], 60)\n"
     )
     caller = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.DEVNULL)
-    pid = _pid_when_written(pid_file)
+    pid = pid_when_written(pid_file)
     caller.send_signal(signal.SIGINT)
     caller.wait(timeout=10)
     assert wait_until_gone([pid], 5) == []
@@ -164,13 +164,5 @@ def test_ctrl_c_while_a_bounded_command_runs_kills_it(tmp_path: Path) -> None:
 def test_a_started_command_never_collected_is_killed_on_leaving(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     with Started(["sh", "-c", f"sleep 30 & echo $! > {pid_file}; wait"], timeout_s=60):
-        pid = _pid_when_written(pid_file)
+        pid = pid_when_written(pid_file)
     assert wait_until_gone([pid], 5) == []
-
-
-def _pid_when_written(pid_file: Path) -> int:
-    deadline = time.monotonic() + 10
-    while not pids_in(pid_file):
-        assert time.monotonic() < deadline, f"no pid in {pid_file}"
-        time.sleep(0.01)
-    return pids_in(pid_file)[0]
