@@ -81,17 +81,34 @@ class Terminal:
 
 
 def _result(out: TextIO, text: str | bytes | Pieces) -> None:
-    if not isinstance(text, str):
-        buffer = getattr(out, "buffer", None) if _is_utf8(out) else None
-        if buffer is None:
+    """Written to the stream's binary buffer, piece by piece (_write_all), wherever it has one: unbuffered, a text
+    stream hands its encoded text to the raw stream, which may write only part of it, and drops the rest unsaid."""
+    buffer: BinaryIO | None = getattr(out, "buffer", None)
+    if buffer is None:
+        if not isinstance(text, str):
             text = (text if isinstance(text, bytes) else b"".join(text)).decode("utf-8", "surrogateescape")
-        else:
-            out.flush()
-            _write_all(buffer, [text] if isinstance(text, bytes) else text)
-            buffer.flush()
-            return
-    write(out, text)
+        write(out, text)
+        out.flush()
+        return
+    if isinstance(text, str):
+        pieces: Pieces = [_encoded(out, text)]
+    elif _is_utf8(out):
+        pieces = [text] if isinstance(text, bytes) else text
+    else:
+        whole = (text if isinstance(text, bytes) else b"".join(text)).decode("utf-8", "surrogateescape")
+        pieces = [_encoded(out, whole)]
     out.flush()
+    _write_all(buffer, pieces)
+    buffer.flush()
+
+
+def _encoded(stream: TextIO, text: str) -> bytes:
+    """text as `stream` would encode it (write()'s escapes for what its encoding cannot hold)."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        return text.encode(encoding, getattr(stream, "errors", None) or "strict")
+    except UnicodeEncodeError:
+        return text.encode(encoding, _ESCAPE)
 
 
 def _write_all(buffer: BinaryIO, pieces: Pieces) -> None:

@@ -170,12 +170,14 @@ def large_report(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return ["report", str(operators_file(directory, 1)), str(operators_file(directory, 2)), "--format", "json"]
 
 
+@pytest.mark.parametrize("output_format", ["json", "csv", "markdown"])
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
 def test_a_pipe_that_will_not_take_the_whole_result_is_exit_4_not_a_cut_result(
-    tmp_path: Path, large_report: list[str], unbuffered: bool
+    tmp_path: Path, large_report: list[str], unbuffered: bool, output_format: str
 ) -> None:
     """A non-blocking pipe nobody reads: unbuffered (`python -u`), stdout's raw stream writes part of a piece, then
-    nothing; each piece is written whole or the write fails, never skipped."""
+    nothing; each piece is written whole or the write fails, never skipped. Text formats too: unbuffered, a text
+    stream would pass the text to the raw stream and drop what it did not take, with exit 0."""
     import fcntl
 
     read_end, write_end = os.pipe()
@@ -185,7 +187,7 @@ def test_a_pipe_that_will_not_take_the_whole_result_is_exit_4_not_a_cut_result(
     if unbuffered:
         env["PYTHONUNBUFFERED"] = "1"
     try:
-        result = _writing_to(write_end, large_report, env)
+        result = _writing_to(write_end, [*large_report[:-1], output_format, "--top", "100000"], env)
     finally:
         os.close(write_end)
         os.close(read_end)
