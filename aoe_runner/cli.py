@@ -206,7 +206,8 @@ def preflight(
         str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, e.g. 12GiB.")
     ] = None,
     aoe_ini: Annotated[
-        Path | None, typer.Option("--aoe-ini", metavar="PATH", help="aoe.ini to read [default: the documented places].")
+        Path | None,
+        typer.Option("--aoe-ini", metavar="PATH", readable=False, help="aoe.ini to read [default: the documented places]."),
     ] = None,
     soc: Annotated[
         str | None, typer.Option("--soc", metavar="NAME", help="SoC name, e.g. Ascend910B3 [default: npu-smi].")
@@ -222,7 +223,8 @@ def preflight(
         str | None, typer.Option("--save-facts", metavar="FILE", help="Also write the host facts to FILE (- is stdout).")
     ] = None,
     facts_file: Annotated[
-        Path | None, typer.Option("--facts", metavar="FILE", help="Check saved facts instead of measuring this host.")
+        Path | None,
+        typer.Option("--facts", metavar="FILE", readable=False, help="Check saved facts instead of measuring this host."),
     ] = None,
 ) -> int:
     """Check this host against every documented AOE precondition: formula, measured value and fix for each."""

@@ -194,6 +194,18 @@ def test_an_aoe_ini_that_is_not_there_is_bad_input(cli, tmp_path: Path) -> None:
     assert cli("preflight", "--aoe-ini", str(tmp_path)).code == 4
 
 
+@pytest.mark.parametrize("option", ["--aoe-ini", "--facts"])
+def test_preflight_refuses_a_fifo_at_once_not_waiting_for_a_writer(tmp_path: Path, option: str) -> None:
+    fifo = tmp_path / "named-pipe"
+    os.mkfifo(fifo)
+    result = aoe_runner(Home(tmp_path), "preflight", option, str(fifo))  # times out if it waits
+    where = f"--aoe-ini {fifo}" if option == "--aoe-ini" else str(fifo)
+    assert (result.returncode, result.stderr) == (
+        4,
+        f"error: {where}: not a regular file (a FIFO, device or socket is never read)\n",
+    )
+
+
 def test_a_binary_aoe_ini_is_named_without_configparser_internals(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     binary, broken = tmp_path / "binary.ini", tmp_path / "broken.ini"
     binary.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00[[\n\xff\xfe")

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from aoe_runner.errors import InputError
 from aoe_runner.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.results.files import read_with_status
 
 SET_ENV_SCRIPTS = ("ascend-toolkit/set_env.sh", "cann/set_env.sh")  # up to CANN 8.3, from 8.5
 INSTALL_INFOS = ("ascend_toolkit_install.info", "*-linux/ascend_toolkit_install.info")
@@ -221,9 +223,9 @@ def read_aoe_ini(path: Path) -> IniValues:
         comment_prefixes=("#", ";"), inline_comment_prefixes=("#", ";"), strict=False, interpolation=None
     )
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        return IniValues(error=f"{path}: cannot read: {error.strerror or error}")
+        data = read_with_status(str(path))[0]  # a FIFO put in its place is refused, not waited on
+    except InputError as error:
+        return IniValues(error=f"{path}: {error.reason}")
     if b"\0" in data:
         return IniValues(error=f"{path}: not a text file (it holds NUL bytes); aoe.ini is KEY = value lines")
     text = data.decode("utf-8", errors="replace")

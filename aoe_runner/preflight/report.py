@@ -12,6 +12,7 @@ from aoe_runner.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.checks import CheckResult, Status, run_checks
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.plan import Plan
+from aoe_runner.results.files import path_kind, read_with_status
 
 
 @dataclass(kw_only=True)
@@ -42,9 +43,7 @@ def load_facts(path: Path) -> HostFacts:
     from pydantic import ValidationError
 
     try:
-        return load_json(HostFacts, path.read_bytes())
-    except OSError as error:
-        raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
+        return load_json(HostFacts, read_with_status(str(path))[0])  # a FIFO is refused, not waited on
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the top level"
@@ -53,15 +52,15 @@ def load_facts(path: Path) -> HostFacts:
 
 def refuse_unreadable_ini(path: Path) -> None:
     """An --aoe-ini that names no readable file is bad input (exit 4), not a finding about the host."""
+    kind = path_kind(path)
+    if kind is None:
+        raise InputError(f"--aoe-ini {path}", "no such file")
+    if kind == "directory":
+        raise InputError(f"--aoe-ini {path}", "a directory, not an aoe.ini file")
     try:
-        with path.open("rb"):
-            pass
-    except IsADirectoryError:
-        raise InputError(f"--aoe-ini {path}", "a directory, not an aoe.ini file") from None
-    except FileNotFoundError:
-        raise InputError(f"--aoe-ini {path}", "no such file") from None
-    except OSError as error:
-        raise InputError(f"--aoe-ini {path}", f"cannot read: {error.strerror or error}") from None
+        read_with_status(str(path), 0)  # opened without waiting: a FIFO is refused, not waited on
+    except InputError as error:
+        raise InputError(f"--aoe-ini {path}", error.reason) from None
 
 
 def write_facts(facts: HostFacts, path: Path) -> None:

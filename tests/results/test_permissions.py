@@ -95,3 +95,19 @@ def test_the_cache_is_used_only_where_no_other_user_can_swap_it(tree: Path) -> N
         assert code == 0 and json.loads(out)["totals"]["files"] == 1, err
         stored = list((home / "cache" / "report").glob("*/sets/*.state"))
         assert bool(stored) == used, home
+
+
+@needs_root
+@pytest.mark.parametrize("option", ["--aoe-ini", "--facts"])
+def test_preflight_refuses_a_file_this_user_cannot_read_as_bad_input(option: str) -> None:
+    """Not click's exit-2 "is not readable": a file that cannot be read is bad input (exit 4), as a missing one is."""
+    top = make_shared_tree()
+    try:
+        secret = top / "secret"
+        secret.write_text("[COMMON]\nTUNING_PARALLEL_NUM = 4\n")
+        os.chmod(secret, 0o600)
+        code, _, err = _as_nobody("preflight", option, str(secret))
+    finally:
+        shutil.rmtree(top)
+    where = f"--aoe-ini {secret}" if option == "--aoe-ini" else str(secret)
+    assert (code, err) == (4, f"error: {where}: cannot read: Permission denied\n")
