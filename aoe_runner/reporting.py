@@ -151,9 +151,10 @@ def _merge_files(
     if stored is not None:
         state = stored.state
         state.absorb(added)  # as a later report reads it back: the stored set, then what was added (put_set)
-    if cache is not None and new_stamps:
-        cache.put_set(stamps + new_stamps, state, stored, added)
-        cache.trim()
+    if cache is not None:
+        if new_stamps:
+            cache.put_set(stamps + new_stamps, state, stored, added)
+        cache.trim()  # also when nothing was written: what a killed writer left goes, ten minutes on
     position = {where: index for index, where in enumerate(wheres)}
     errors.sort(key=lambda error: position.get(error.where, len(position)))
     return state, loaded, errors

@@ -25,8 +25,13 @@ zone, or new rules of the same zone, is a miss. The cache is bounded: when its f
 (default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off` turns it off. It is only an
 accelerator: any entry that cannot be read, written or trusted is a miss, never an error. It trusts what its
 owner wrote: it is used only in a directory of the user's own that no one else can write to, below directories
-that only root or the user can change (sticky ones aside), and a set's state
-carries a checksum of itself and its name, so a damaged or misplaced one is a miss.
+that only root or the user can change (sticky ones aside); a set's state carries a checksum of itself and its
+name, and a file's entry one of itself, so a damaged or misplaced one is a miss.
+
+Its blind spot is git's: a file over HASHED_SIZE, last changed more than RACY_NS before it was read, is trusted by
+its identity alone. A write through a shared memory mapping (mmap) to a page already written since the file was
+last flushed changes neither mtime nor ctime on Linux until the page is written back, so such a file can be
+served as it was; write() always changes them.
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ HASHED_SIZE = 1 << 20  # files up to this size always keep a content hash: it co
 MAX_SETS = 4  # merged sets kept (with the sets they add to); the oldest go first
 MAX_CHAIN = 4  # a set adds to at most this many stored sets below it; one that would add to more is stored whole
 DELTA_SHARE = 4  # a set is stored as what it adds only when that is at most 1/DELTA_SHARE of the sets below it
-_ENTRY_VERSION = 4
+_ENTRY_VERSION = 5
 _WHOLE = b"-"  # the first line of a set's state that adds to no other set
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
@@ -204,7 +209,7 @@ class ReportCache:
     def get_file(self, path: str, info: os.stat_result) -> tuple[ParsedFile, Stamp] | None:
         """The parsed file and its stamp, while the file at `path` (status `info`) still holds what was parsed."""
         entry_path = self._file_entry(path, info)
-        entry = _read(entry_path)
+        entry = _read_checked(entry_path)
         if entry is None:
             return None
         try:
@@ -224,7 +229,8 @@ class ReportCache:
         if not parsed.cacheable or not (self.every_file or (stamp.path, stamp.identity) in self.listed):
             return 0
         moment = _local_mtime(info.st_mtime_ns)
-        return _write(self._file_entry(stamp.path, info), lambda: [_ENTRY_VERSION, stamp.to_wire(), moment, parsed.to_bytes()])
+        entry = lambda: _checked([_ENTRY_VERSION, stamp.to_wire(), moment, parsed.to_bytes()])  # noqa: E731
+        return _write(self._file_entry(stamp.path, info), entry)
 
     def _file_entry(self, path: str, info: os.stat_result) -> Path:
         """Where a file's entry is kept: one place per file, rewritten as the file changes."""
@@ -443,7 +449,28 @@ def _read(path: Path) -> Any:
         return data
     try:
         return _DECODER.decode(data)
-    except (msgspec.DecodeError, RecursionError):
+    except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError for a damaged string
+        return None
+
+
+def _checked(entry: list[Any]) -> bytes:
+    """A file's entry as written: a line of its checksum, then the entry (a damaged one is a miss, never served)."""
+    body = _ENCODER.encode(entry)
+    return b"%08x\n" % zlib.crc32(body) + body
+
+
+def _read_checked(path: Path) -> Any:
+    """What _checked wrote at `path`, or None when it is missing, damaged or not an entry."""
+    try:
+        data, _ = read_with_status(os.fspath(path))
+    except InputError:
+        return None
+    head, _, body = data.partition(b"\n")
+    try:
+        if len(head) != 8 or int(head, 16) != zlib.crc32(body):
+            return None
+        return _DECODER.decode(body)
+    except (ValueError, RecursionError):
         return None
 
 

@@ -158,7 +158,7 @@ def test_an_entry_left_half_written_by_a_killed_process_is_removed_once_it_is_ol
     long_ago = time.time() - cache_module.ABANDONED_AFTER_S - 60
     os.utime(abandoned, (long_ago, long_ago))
 
-    cache.trim()
+    merge_files(sorted(samples.rglob("aoe_result_*.json")), workers=1, cache=cache)  # served whole: writes nothing
 
     assert not abandoned.exists()
     assert in_progress.exists()  # perhaps another report's, still writing
@@ -513,7 +513,7 @@ def test_a_damaged_file_entry_is_a_miss(samples: Path, tmp_path: Path, columns: 
     body = cache_module._ENCODER.encode([head, columns, [[]] * 8])
     stamp, moment = cache_module.Stamp.of_read(str(path), info, data), cache_module._local_mtime(info.st_mtime_ns)
     entry = [cache_module._ENTRY_VERSION, stamp.to_wire(), moment, body]
-    assert cache_module._write(cache._file_entry(str(path), info), lambda: entry)
+    assert cache_module._write(cache._file_entry(str(path), info), lambda: cache_module._checked(entry))
     assert cache.get_file(str(path), info) is None
     assert dump_json(merge_files([path], workers=1, cache=cache)[0].summary()) == expected
 
@@ -526,7 +526,7 @@ def test_a_deeply_nested_file_entry_is_a_miss(samples: Path, tmp_path: Path) -> 
     body = b"\x93" + head + b"\x91" * 200_000 + b"\xc0" + b"\x90"  # [head, [[[...]]], []]
     stamp, moment = cache_module.Stamp.of_read(str(path), info, data), cache_module._local_mtime(info.st_mtime_ns)
     entry = [cache_module._ENTRY_VERSION, stamp.to_wire(), moment, body]
-    assert cache_module._write(cache._file_entry(str(path), info), lambda: entry)
+    assert cache_module._write(cache._file_entry(str(path), info), lambda: cache_module._checked(entry))
     assert cache.get_file(str(path), info) is None
 
 
@@ -579,3 +579,43 @@ def test_a_cache_size_that_is_no_number_of_bytes_is_read_sensibly(
     assert cache is not None
     expected = cache_module.MAX_LIMIT_MB if value == "1e303" else cache_module.DEFAULT_LIMIT_MB  # 1e400 reads as inf
     assert cache.limit_bytes == int(expected * 2**20)
+
+
+def test_any_damaged_byte_in_a_file_entry_is_a_miss(samples: Path, tmp_path: Path) -> None:
+    """A file's entry carries a checksum of itself: a changed byte that still decodes (a figure, a path) is never
+    served, whichever byte it is."""
+    path = max(samples.rglob("aoe_result_*.json"), key=lambda found: found.stat().st_size)
+    cache = ReportCache(tmp_path / "flipped", limit_bytes=2**30, every_file=True)
+    merge_files([path], workers=1, cache=cache)
+    info = os.stat(path)
+    (entry,) = cache.files.iterdir()
+    data = entry.read_bytes()
+    assert cache.get_file(str(path), info) is not None
+    for position in range(len(data)):
+        for flip in (0x01, 0x80):
+            damaged = bytearray(data)
+            damaged[position] ^= flip
+            entry.write_bytes(damaged)
+            assert cache.get_file(str(path), info) is None, (position, flip)
+
+
+def test_a_cached_name_that_is_not_utf8_is_a_miss_not_a_crash(samples: Path, tmp_path: Path) -> None:
+    """msgspec raises UnicodeDecodeError, not its DecodeError, for such a string: a set's members (whose name checks
+    them, but only after they decode) and a file's entry with a right checksum."""
+    paths = sorted(samples.rglob("aoe_result_*.json"))
+    expected = dump_json(merge_files(paths, workers=1)[0].summary())
+    cache = ReportCache(tmp_path / "utf8", limit_bytes=2**30, every_file=True)
+    merge_files(paths, workers=1, cache=cache)
+    (members,) = cache.sets.glob("*.members")
+    data = members.read_bytes()
+    at = data.index(str(paths[0]).encode())
+    members.write_bytes(data[:at] + b"\xff" + data[at + 1 :])
+    assert dump_json(merge_files(paths, workers=1, cache=cache)[0].summary()) == expected
+
+    path = paths[0]
+    info = os.stat(path)
+    entry = cache_module._DECODER.decode(cache._file_entry(str(path), info).read_bytes().partition(b"\n")[2])
+    entry[1][0] = "\x01\x02\x03" + entry[1][0]  # the stamp's path, then made not UTF-8
+    body = cache_module._ENCODER.encode(entry).replace(b"\x01\x02\x03", b"\xff\xff\xff")
+    cache._file_entry(str(path), info).write_bytes(b"%08x\n" % cache_module.zlib.crc32(body) + body)
+    assert cache.get_file(str(path), info) is None
