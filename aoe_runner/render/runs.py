@@ -118,6 +118,9 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
     for marker in sorted(manifest.markers, key=_lifecycle_order):
         lines.append(f"  marker     {marker.kind} x{marker.count}: {marker.first_line}")
     for result in manifest.result_files:
+        if result.error is not None:
+            lines.append(f"  result     {result.recorded}: not read: {result.error}")
+            continue
         state = " (partial)" if result.partial else ""
         reports = "1 report" if result.reports == 1 else f"{result.reports} reports"
         lines.append(f"  result     {result.recorded}: {reports}{state}")

@@ -75,6 +75,14 @@ def test_hostile_result_files_written_live_never_harm_the_script(home: Home) -> 
     manifest = home.only_manifest()
     assert manifest["status"] == "succeeded" and manifest["script_exit_code"] == 0
     assert "internal error" not in err and "Traceback" not in err
+    unreadable = [result for result in manifest["result_files"] if result["error"]]
+    assert unreadable, manifest["result_files"]  # "not-json" at least
+    for result in unreadable:  # one warning each, on screen and in the manifest
+        said = [warning for warning in manifest["warnings"] if warning.startswith(f"{result['source']}: ")]
+        assert len(said) == 1 and result["error"] in said[0], manifest["warnings"]
+        assert err.count(f"warning: {said[0]}") == 1, err
+    shown = aoe_runner(home, "runs", "show", "latest").stdout
+    assert all(f"{result['recorded']}: not read: {result['error']}" in shown for result in unreadable), shown
 
 
 BLOCKING_SCRIPT = """
