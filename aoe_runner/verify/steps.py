@@ -15,7 +15,8 @@ from enum import Enum
 
 from aoe_runner.errors import InputError, UsageError
 
-_NUMBER = r"(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)"
+# a number as the built-in formats find it, and what only looks like one (a sign, inf, nan) so that step_ms refuses it
+_NUMBER = r"([+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|[+-]?(?i:inf(?:inity)?|nan)\b)"
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 MAX_DEFAULT_WARMUP = 5
 SHORTEST_MS, LONGEST_MS = 1e-6, 1e12

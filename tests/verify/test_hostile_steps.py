@@ -28,6 +28,10 @@ GOOD = "epoch: 1 step: 1, per step time: 50.0 ms\n" * 3
         (MS, "per step time: 0.0000000001 ms", "step time 0.0000000001 ms is not a step time"),
         (MS, "per step time: 1e999 ms", "step time 1e999 ms is not a step time"),  # float() makes it inf
         (BUILT_IN[2], "global_step/sec: 0", "step time 0 steps/s is not a step time"),
+        (MS, "per step time: -5 ms", "step time -5 ms is not a step time"),  # built-in formats read signs,
+        (MS, "per step time: inf ms", "step time 'inf' is not a decimal number"),  # inf and nan too, to refuse them
+        (BUILT_IN[3], "step_time=NaN ms", "step time 'NaN' is not a decimal number"),
+        (BUILT_IN[2], "global_step/sec: -infinity", "step time '-infinity' is not a decimal number"),
         (custom_format(r"took (\S+) ms", None), "took abc ms", "step time 'abc' is not a decimal number"),
         (custom_format(r"took (\S+) ms", None), "took nan ms", "step time 'nan' is not a decimal number"),
         (custom_format(r"took (\S+) ms", None), "took inf ms", "step time 'inf' is not a decimal number"),
@@ -118,6 +122,8 @@ print(sys.argv[1])
     [
         ("epoch: 1 step: 8, per step time: 0 ms", (), "step time 0 ms is not a step time"),
         ("epoch: 1 step: 8, per step time: 1e999 ms", (), "step time 1e999 ms is not a step time"),
+        ("epoch: 1 step: 8, per step time: -5 ms", (), "step time -5 ms is not a step time"),
+        ("epoch: 1 step: 8, per step time: nan ms", (), "step time 'nan' is not a decimal number"),
         ("took n/a ms", ("--step-pattern", r"(?:per step time:|took) (\S+) ms"), "step time 'n/a' is not a decimal number"),
         ("step done", ("--step-pattern", r"per step time: (\d+)\.0 ms|step done"), "the step-time group captured nothing"),
     ],
