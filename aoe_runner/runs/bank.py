@@ -45,7 +45,19 @@ def refuse_if_in_use(bank: Path, live_runs: list[RunManifest]) -> None:
     """Refuse while a live run tunes this bank, through whichever path either of us reached it."""
     for run in live_runs:
         if os.path.realpath(run.bank) == os.path.realpath(bank):
-            raise BankInUse(f"{bank} is being tuned by run {run.id} (pid {run.supervisor_pid}); restore it when that run ends")
+            raise BankInUse(f"{bank} is being tuned by run {run.id} ({_holder(run)}); restore it when that run ends")
+
+
+def _holder(run: RunManifest) -> str:
+    """Who runs `run`, as the run names itself in its locks (tune/session.py, locks.LockHolder.describe)."""
+    import shlex
+
+    from aoe_runner.locks import LockHolder
+
+    command = f"aoe-runner {run.kind} {shlex.join([run.script, *run.arguments])} (run {run.id})"
+    started = run.started_at.isoformat(timespec="seconds")
+    holder = LockHolder(user=run.facts.user, pid=run.supervisor_pid, host=run.facts.hostname, started_at=started, command=command)
+    return holder.describe()
 
 
 def take_inventory(

@@ -7,10 +7,12 @@ empty directories a run created, and is refused while another aoe-runner holds t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -273,8 +275,20 @@ def test_the_bank_lock_is_one_lock_whichever_path_reaches_the_bank(tmp_path: Pat
 def test_a_live_run_on_a_bank_reached_through_a_symlink_is_seen(tmp_path: Path) -> None:
     (tmp_path / "bank").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "bank")
-    live = SimpleNamespace(id="20261121-093001-bc23", bank=str(tmp_path / "link"), supervisor_pid=4242)
-    with pytest.raises(BankInUse, match="is being tuned by run 20261121-093001-bc23 .pid 4242."):
+    live = SimpleNamespace(
+        id="20261121-093001-bc23",
+        kind="tune",
+        bank=str(tmp_path / "link"),
+        supervisor_pid=4242,
+        script="train.py",
+        arguments=["--epochs", "2"],
+        started_at=datetime(2026, 11, 21, 9, 30, 1, tzinfo=timezone.utc),
+        facts=SimpleNamespace(user="ops", hostname="node7"),
+    )
+    holder = "user ops, pid 4242 on node7, since 2026-11-21T09:30:01+00:00: aoe-runner tune train.py --epochs 2"
+    with pytest.raises(
+        BankInUse, match=re.escape(f"is being tuned by run 20261121-093001-bc23 ({holder} (run 20261121-093001-bc23))")
+    ):
         refuse_if_in_use(tmp_path / "bank", [live])  # type: ignore[list-item]  (the fields the check reads)
 
 

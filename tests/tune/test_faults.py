@@ -283,11 +283,13 @@ def test_a_bank_being_tuned_is_not_restored(home: Home) -> None:
     finally:
         live.send_signal(signal.SIGINT)
         live.communicate(timeout=60)
+    running = next(m for m in home.manifests() if m["id"] != finished)  # interrupted by now
     assert refused.returncode == 1
-    assert (
-        f"error: {home.root / 'bank'} is being tuned by run " in refused.stderr
-        and "restore it when that run ends" in refused.stderr
+    assert refused.stderr.startswith(  # named as a device's holder is: user, pid, host, start time and command
+        f"error: {home.root / 'bank'} is being tuned by run {running['id']} (user {running['facts']['user']}, "
+        f"pid {running['supervisor_pid']} on {running['facts']['hostname']}, since "
     )
+    assert f": aoe-runner tune {running['script']} hang (run {running['id']})); restore it when that run ends" in refused.stderr
     assert (home.root / "bank" / "Ascend910B3" / "cube" / "op_0.bin").exists()
 
 
