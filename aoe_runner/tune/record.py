@@ -248,9 +248,8 @@ def _finish_watching(manifest: RunManifest, background: BackgroundWatcher, run_d
         reporter.progress(watcher.progress)
     manifest.progress = watcher.progress
     for watched in watcher.files:  # still unreadable once the script is done: no longer a file being written
-        unread = f"{watched.path}: {watched.error}; its reports are not counted"
         if watched.error is not None and not any(problem.startswith(f"{watched.path}: ") for problem in watcher.problems):
-            watcher.problems.append(unread)
+            watcher.problems.append(f"{watched.path}: {watched.error}; its reports are not counted")
     recorded = []
     for watched in watcher.files:
         try:
