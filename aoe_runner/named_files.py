@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.errors import InputError
-from aoe_runner.results.files import path_kind
+from aoe_runner.regular_files import path_kind
 
 if TYPE_CHECKING:
     from aoe_runner.reporting import Loaded

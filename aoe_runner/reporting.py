@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from aoe_runner import collector
 from aoe_runner.errors import InputError
 from aoe_runner.merge import DEFAULT_MIN_GAIN_PCT, BankState, Entry, FileRow
-from aoe_runner.results.files import find_result_files, read_with_status
+from aoe_runner.regular_files import read_with_status
+from aoe_runner.results.files import find_result_files
 
 if TYPE_CHECKING:
     from aoe_runner.diff import BankDiff

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aoe_runner.errors import InputError
-from aoe_runner.results.files import read_regular_file
+from aoe_runner.regular_files import read_regular_file
 from aoe_runner.results.raw import is_json_prefix
 from aoe_runner.results.text import (
     BOM,

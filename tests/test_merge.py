@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from aoe_runner import merge, summary, summary_data
 from aoe_runner.jsontext import dump_json
 from aoe_runner.merge import BankState
+from aoe_runner.regular_files import read_regular_file
 from aoe_runner.render.json_format import JsonFormatter, json_pieces
 from aoe_runner.reporting import merge_files
-from aoe_runner.results.files import find_result_files, read_regular_file
+from aoe_runner.results.files import find_result_files
 from aoe_runner.results.loader import load_result_file
 from aoe_runner.results.parse import parse_result_file
 from aoe_runner.results.parsed import ParsedFile, from_result_file

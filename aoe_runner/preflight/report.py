@@ -12,7 +12,7 @@ from aoe_runner.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.checks import CheckResult, Status, run_checks
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.plan import Plan
-from aoe_runner.results.files import path_kind, read_with_status
+from aoe_runner.regular_files import path_kind, read_with_status
 
 
 @dataclass(kw_only=True)

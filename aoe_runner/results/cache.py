@@ -53,7 +53,7 @@ import msgspec
 
 from aoe_runner.errors import InputError
 from aoe_runner.merge import BankState
-from aoe_runner.results.files import read_with_status
+from aoe_runner.regular_files import read_with_status
 from aoe_runner.results.parsed import ParsedFile
 from aoe_runner.results.report_facts import moment_of_mtime
 

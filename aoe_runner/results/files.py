@@ -1,4 +1,4 @@
-"""Find result files from the paths a user gives, and read one as it was opened (regular files only).
+"""Find result files from the paths a user gives (reading one is regular_files').
 
 Kept apart from the loader, so that finding and reading files (all a report served from its cache needs) does not
 import the normaliser and pydantic.
@@ -8,37 +8,17 @@ from __future__ import annotations
 
 import glob
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from aoe_runner.errors import InputError
+from aoe_runner.regular_files import path_kind
 
 RESULT_FILE_GLOB = "aoe_result_*.json"
 LEGACY_FILE_GLOB = "tune_result_*.json"  # legacy Auto Tune's
 RESULT_FILE_GLOBS = (RESULT_FILE_GLOB, LEGACY_FILE_GLOB)  # what a directory search finds
 _GLOB_CHARACTERS = frozenset("*?[")
 _SEARCH_KEEPS = ("regular", "unknown")  # a directory search keeps files (through links too) and what it cannot look at
-
-
-def read_regular_file(where: str) -> tuple[bytes, float]:
-    """A file's bytes and mtime; InputError for anything but a regular file (a FIFO would block forever)."""
-    data, info = read_with_status(where)
-    return data, info.st_mtime
-
-
-def read_with_status(where: str, size: int = -1) -> tuple[bytes, os.stat_result]:
-    """A file's bytes (its first `size` bytes when given) and its status as it was opened; InputError for anything
-    but a regular file."""
-    try:
-        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with open(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
-            return handle.read(size), info
-    except OSError as error:
-        raise InputError(where, f"cannot read: {error.strerror or error}") from None
 
 
 def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputError]]:
@@ -56,19 +36,6 @@ def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputE
         except InputError as error:
             errors.append(error)
     return list(found), errors
-
-
-def path_kind(path: str | Path) -> str | None:
-    """What is at `path`: "directory", "regular" (a file), "other" (a FIFO, device or socket), "unknown" (it cannot
-    be looked at, e.g. inside a directory this user cannot search: reading it will say why), or None (nothing).
-    Never raises, unlike pathlib's is_dir() and exists(), which raise PermissionError."""
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the name
-        return None
-    except OSError:
-        return "unknown"
-    return "directory" if stat.S_ISDIR(mode) else "regular" if stat.S_ISREG(mode) else "other"
 
 
 def _expand(argument: str, errors: list[InputError]) -> list[Path]:

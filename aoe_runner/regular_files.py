@@ -1,0 +1,45 @@
+"""Reading a file only when it is a regular one (a FIFO would block the reader forever), and what is at a path.
+
+Kept apart from results/, so that preflight and tune read their inputs the same way without loading it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from aoe_runner.errors import InputError
+
+
+def read_regular_file(where: str) -> tuple[bytes, float]:
+    """A file's bytes and mtime; InputError for anything but a regular file (a FIFO would block forever)."""
+    data, info = read_with_status(where)
+    return data, info.st_mtime
+
+
+def read_with_status(where: str, size: int = -1) -> tuple[bytes, os.stat_result]:
+    """A file's bytes (its first `size` bytes when given) and its status as it was opened; InputError for anything
+    but a regular file."""
+    try:
+        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
+            return handle.read(size), info
+    except OSError as error:
+        raise InputError(where, f"cannot read: {error.strerror or error}") from None
+
+
+def path_kind(path: str | Path) -> str | None:
+    """What is at `path`: "directory", "regular" (a file), "other" (a FIFO, device or socket), "unknown" (it cannot
+    be looked at, e.g. inside a directory this user cannot search: reading it will say why), or None (nothing).
+    Never raises, unlike pathlib's is_dir() and exists(), which raise PermissionError."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the name
+        return None
+    except OSError:
+        return "unknown"
+    return "directory" if stat.S_ISDIR(mode) else "regular" if stat.S_ISREG(mode) else "other"
