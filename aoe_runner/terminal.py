@@ -82,21 +82,19 @@ class Terminal:
 
 def _result(out: TextIO, text: str | bytes | Pieces) -> None:
     """Written to the stream's binary buffer, piece by piece (_write_all), wherever it has one: unbuffered, a text
-    stream hands its encoded text to the raw stream, which may write only part of it, and drops the rest unsaid."""
+    stream hands its encoded text to the raw stream, which may write only part of it, and drops the rest unsaid.
+    UTF-8 bytes go to a UTF-8 stream as they are; anything else is text first."""
     buffer: BinaryIO | None = getattr(out, "buffer", None)
-    if buffer is None:
+    if buffer is not None and not isinstance(text, str) and _is_utf8(out):
+        pieces: Pieces = [text] if isinstance(text, bytes) else text
+    else:
         if not isinstance(text, str):
             text = (text if isinstance(text, bytes) else b"".join(text)).decode("utf-8", "surrogateescape")
-        write(out, text)
-        out.flush()
-        return
-    if isinstance(text, str):
-        pieces: Pieces = [_encoded(out, text)]
-    elif _is_utf8(out):
-        pieces = [text] if isinstance(text, bytes) else text
-    else:
-        whole = (text if isinstance(text, bytes) else b"".join(text)).decode("utf-8", "surrogateescape")
-        pieces = [_encoded(out, whole)]
+        if buffer is None:
+            write(out, text)
+            out.flush()
+            return
+        pieces = [_encoded(out, text)]
     out.flush()
     _write_all(buffer, pieces)
     buffer.flush()
