@@ -165,7 +165,6 @@ class _Listing:
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
         self.rows: list[dict[str, Any]] = []  # subgraphs' (operators' are operator_rows')
-        self.count = 0
         self.added = 0
         self.saved: list[float] = []
         self.speedups: list[float] = []
@@ -210,13 +209,16 @@ class _Listing:
     def _count(self, e: Entry, saved: float) -> float | None:
         """Count an entry (added or updated, its time saved and speed-up): its speed-up."""
         speedup = _speedup(e.before, e.after)
-        self.count += 1
         if not e.update:
             self.added += 1
         self.saved.append(saved)
         if speedup is not None:
             self.speedups.append(speedup)
         return speedup
+
+    @property
+    def count(self) -> int:
+        return len(self.saved)  # one time saved per entry counted
 
     @property
     def updated(self) -> int:
