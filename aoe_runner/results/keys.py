@@ -32,16 +32,16 @@ def parse_report_key(key: str | None) -> tuple[datetime | None, int | None]:
     if not match:
         return None, None
     thread_id = match.group(4)
-    return _timestamp(*match.group(1, 2, 3)), int(thread_id) if len(thread_id) <= _THREAD_ID_DIGITS else None
+    return timestamp_of(*match.group(1, 2, 3)), int(thread_id) if len(thread_id) <= _THREAD_ID_DIGITS else None
 
 
 def file_timestamp(file_name: str) -> datetime | None:
     """The moment in an `aoe_result_<kind>_<timestamp>_<pid>.json` name; None for any other name."""
     match = _FILE_NAME.match(file_name)
-    return _timestamp(*match.group(1, 2, 3)) if match else None
+    return timestamp_of(*match.group(1, 2, 3)) if match else None
 
 
-def _timestamp(date: str, time: str, millis: str | None) -> datetime | None:
+def timestamp_of(date: str, time: str, millis: str | None) -> datetime | None:
     """`YYYYMMDD`, `hhmmss` and optional milliseconds (1–3 digits, read as a whole number of ms)."""
     moment = moment_of_digits(date + time)
     return moment.replace(microsecond=int(millis) * 1000) if moment is not None and millis else moment

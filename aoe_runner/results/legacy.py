@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from aoe_runner.results.figures import number
-from aoe_runner.results.keys import moment_of_digits
+from aoe_runner.results.keys import timestamp_of
 from aoe_runner.results.model import LegacyOperator, LegacySection, Report, RepoSummary, ResultFile, UpdateMode
 from aoe_runner.results.raw import RawDocument
 from aoe_runner.results.tally import Tally
@@ -68,9 +68,7 @@ def file_timestamp(file_name: str) -> datetime | None:
     match = _FILE_NAME.match(file_name)
     if not match:
         return None
-    date, time, millis = match.group(1, 2, 3)
-    moment = moment_of_digits(date + time)
-    return moment.replace(microsecond=int(millis) * 1000) if moment is not None and millis else moment
+    return timestamp_of(*match.group(1, 2, 3))
 
 
 def members_of(key: str) -> tuple[str, ...]:
