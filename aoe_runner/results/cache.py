@@ -100,6 +100,7 @@ def code_identity() -> str:
 
 _CODE_NAME = re.compile(r"[0-9a-f]{16}")
 _SET_NAME = re.compile(rb"[0-9a-f]{32}")
+_CHECKSUM = re.compile(rb"[0-9a-f]{8}")  # a CRC32 as _checked and _joined_state write it
 
 
 def identity(info: os.stat_result) -> Identity:
@@ -439,14 +440,23 @@ def _private_directory(path: Path) -> Path | None:
     return real
 
 
-def _read(path: Path) -> Any:
-    """An entry's content (a set's state as bytes), or None; only a regular file is read."""
+def _bytes_of(path: Path, size: int = -1) -> bytes | None:
+    """A regular file's bytes (its first `size` when given), or None: a FIFO is never read."""
     try:
-        data, _ = read_with_status(os.fspath(path))
+        return read_with_status(os.fspath(path), size)[0]
     except InputError:
         return None
-    if path.suffix == ".state":
+
+
+def _read(path: Path) -> Any:
+    """An entry's content (a set's state as bytes), or None."""
+    data = _bytes_of(path)
+    if data is None or path.suffix == ".state":
         return data
+    return _decoded(data)
+
+
+def _decoded(data: bytes) -> Any:
     try:
         return _DECODER.decode(data)
     except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError for a damaged string
@@ -461,26 +471,15 @@ def _checked(entry: list[Any]) -> bytes:
 
 def _read_checked(path: Path) -> Any:
     """What _checked wrote at `path`, or None when it is missing, damaged or not an entry."""
-    try:
-        data, _ = read_with_status(os.fspath(path))
-    except InputError:
+    head, _, body = (_bytes_of(path) or b"").partition(b"\n")
+    if not _CHECKSUM.fullmatch(head) or int(head, 16) != zlib.crc32(body):
         return None
-    head, _, body = data.partition(b"\n")
-    try:
-        if len(head) != 8 or int(head, 16) != zlib.crc32(body):
-            return None
-        return _DECODER.decode(body)
-    except (ValueError, RecursionError):
-        return None
+    return _decoded(body)
 
 
 def _first_line(path: Path) -> bytes:
     """The first line of a regular file, at most 80 bytes (empty when there is none: a FIFO is never read)."""
-    try:
-        data, _ = read_with_status(os.fspath(path), 80)
-    except InputError:
-        return b""
-    return data.partition(b"\n")[0]
+    return (_bytes_of(path, 80) or b"").partition(b"\n")[0]
 
 
 def _joined_state(name: str, head: bytes, body: bytes) -> bytes:
@@ -498,7 +497,7 @@ def _split_state(name: str, data: bytes) -> tuple[str | None, memoryview] | None
     when the file is not whole, or not this set's."""
     end = data.find(b"\n", 0, 80)
     head, _, written = data[: max(end, 0)].partition(b" ")
-    if end < 0 or not (head == _WHOLE or _SET_NAME.fullmatch(head)) or not re.fullmatch(rb"[0-9a-f]{8}", written):
+    if end < 0 or not (head == _WHOLE or _SET_NAME.fullmatch(head)) or not _CHECKSUM.fullmatch(written):
         return None
     body = memoryview(data)[end + 1 :]
     if _state_checksum(name, head, body) != int(written, 16):
