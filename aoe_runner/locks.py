@@ -39,6 +39,7 @@ import stat
 import struct
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -95,6 +96,13 @@ class LockHolder:
         """This process, started now, doing command."""
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         return cls(user=user_name(os.geteuid()), pid=os.getpid(), host=socket.gethostname(), started_at=started, command=command)
+
+
+def run_command(command: str, script: str, arguments: Sequence[str], label: str) -> str:
+    """How a run names itself as a lock's holder: `aoe-runner tune SCRIPT ARGS... (run ID)`."""
+    import shlex
+
+    return f"aoe-runner {command} {shlex.join([script, *arguments])} ({label})"
 
 
 class LockBusy(AoeRunnerError):

@@ -49,12 +49,10 @@ def refuse_if_in_use(bank: Path, live_runs: list[RunManifest]) -> None:
 
 
 def _holder(run: RunManifest) -> str:
-    """Who runs `run`, as the run names itself in its locks (tune/session.py, locks.LockHolder.describe)."""
-    import shlex
+    """Who runs `run`, as the run names itself in its locks (tune/session.py)."""
+    from aoe_runner.locks import LockHolder, run_command
 
-    from aoe_runner.locks import LockHolder
-
-    command = f"aoe-runner {run.kind} {shlex.join([run.script, *run.arguments])} (run {run.id})"
+    command = run_command(run.kind, run.script, run.arguments, f"run {run.id}")
     started = run.started_at.isoformat(timespec="seconds")
     holder = LockHolder(user=run.facts.user, pid=run.supervisor_pid, host=run.facts.hostname, started_at=started, command=command)
     return holder.describe()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from aoe_runner.devlock import BankLock, DeviceLock, LockHolder
 from aoe_runner.errors import AoeRunnerError
+from aoe_runner.locks import run_command
 from aoe_runner.preflight.facts import HostFacts, default_bank, gather_facts, resolve_against
 from aoe_runner.render.safe_text import visible
 from aoe_runner.runs.bank import take_inventory
@@ -111,7 +112,7 @@ def run_tune(
             pid=os.getpid(),
             host=facts.hostname,
             started_at=started_at.isoformat(timespec="seconds"),
-            command=f"aoe-runner tune {shlex.join([str(request.script), *request.arguments])} (run {run_id})",
+            command=run_command("tune", str(request.script), request.arguments, f"run {run_id}"),
         )
         device_lock = locks.enter_context(DeviceLock(device).acquire(holder))
         bank_lock = locks.enter_context(_share_bank(BankLock(bank_directory(env, facts, request)), holder, reporter))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from aoe_runner.devlock import BankLock, DeviceLock, LockHolder
 from aoe_runner.errors import InputError, Interrupted, UsageError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.jsontext import dump_json
+from aoe_runner.locks import run_command
 from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.manifest import RecordedResult, RunManifest, RunStatus, VerifyLink
@@ -121,7 +121,7 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
         pid=os.getpid(),
         host=facts.hostname,
         started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        command=f"aoe-runner verify {shlex.join([str(plan.script), *plan.arguments])} (verification {verification})",
+        command=run_command("verify", str(plan.script), plan.arguments, f"verification {verification}"),
     )
     reader = StepReader(step_format, request.warmup, lambda message: reporter.notice(f"warning: {message}"))
     measured: list[Measured] = []
