@@ -9,33 +9,16 @@ that holds no report yet, with a warning when it is partial.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aoe_runner.errors import InputError
 from aoe_runner.regular_files import path_kind
 
 if TYPE_CHECKING:
-    from aoe_runner.reporting import Loaded
-    from aoe_runner.summary import BankSummary, FileInfo
+    from aoe_runner.merge import FileRow
 
 _WHITESPACE_READ = 64 * 1024  # a file this small is read to tell whitespace from a cut-off start
-
-
-def reject_empty_named(loaded: Loaded, arguments: Sequence[str]) -> Loaded:
-    """Each named file without a report becomes an InputError and leaves the summary (it added nothing else to it)."""
-    named = named_files(arguments)
-    empty = [info for info in loaded.summary.files if info.reports == 0 and info.path in named]
-    if not empty:
-        return loaded
-    return replace(
-        loaded,
-        summary=_without(loaded.summary, empty),
-        files_loaded=loaded.files_loaded - len(empty),
-        errors=[*loaded.errors, *(InputError(info.path, reason(info)) for info in empty)],
-    )
 
 
 def named_files(arguments: Sequence[str]) -> set[str]:
@@ -43,11 +26,11 @@ def named_files(arguments: Sequence[str]) -> set[str]:
     return {os.fspath(path) for path in map(Path, arguments) if path_kind(path) not in (None, "directory")}
 
 
-def reason(info: FileInfo) -> str:
+def reason(info: FileRow) -> str:
     return f"no report in this file: {_what_it_holds(info)}; --allow-empty accepts such a file"
 
 
-def _what_it_holds(info: FileInfo) -> str:
+def _what_it_holds(info: FileRow) -> str:
     try:
         size = os.stat(info.path).st_size
     except OSError:
@@ -67,10 +50,3 @@ def _only_whitespace(path: str) -> bool:
             return not handle.read(_WHITESPACE_READ).removeprefix(b"\xef\xbb\xbf").strip()
     except OSError:
         return False
-
-
-def _without(summary: BankSummary, empty: Collection[FileInfo]) -> BankSummary:
-    paths = {info.path for info in empty}
-    files, partial = summary.totals.files - len(empty), summary.totals.partial_files - sum(info.partial for info in empty)
-    totals = summary.totals.model_copy(update={"files": files, "partial_files": partial})
-    return summary.model_copy(update={"files": [info for info in summary.files if info.path not in paths], "totals": totals})

@@ -67,7 +67,7 @@ class Loaded:
     def summary(self) -> BankSummary:
         from aoe_runner.summary_data import bank_summary
 
-        return bank_summary(self.data)  # type: ignore[no-any-return]
+        return bank_summary(self.data)
 
     @property
     def files(self) -> list[FileRow]:
@@ -84,7 +84,7 @@ class Loaded:
         from_data: Callable[..., str] | None = getattr(formatter, "summary_data", None)
         if from_data is not None:
             return from_data(self.data, top, lambda: self.summary)
-        return formatter.summary(self.summary, top)  # type: ignore[no-any-return]
+        return formatter.summary(self.summary, top)
 
 
 def summarize_paths(
@@ -265,8 +265,8 @@ def _worker_count(paths: list[str], statuses: dict[str, os.stat_result]) -> int:
 
 
 def _refuse_empty_named(loaded: Loaded, arguments: Sequence[str]) -> Loaded:
-    """named_files.reject_empty_named on the merged state: each named file without a report becomes an InputError
-    and leaves the summary (it added nothing else to it)."""
+    """Each named file without a report (named_files.py) becomes an InputError and leaves the summary (it added
+    nothing else to it)."""
     from aoe_runner.named_files import named_files, reason
 
     named = named_files(arguments)
@@ -274,5 +274,5 @@ def _refuse_empty_named(loaded: Loaded, arguments: Sequence[str]) -> Loaded:
     if not empty:
         return loaded
     loaded.state.drop_files({row.path for row in empty})
-    errors = [*loaded.errors, *(InputError(row.path, reason(row)) for row in empty)]  # type: ignore[arg-type]
+    errors = [*loaded.errors, *(InputError(row.path, reason(row)) for row in empty)]
     return Loaded(loaded.state, loaded.files_loaded - len(empty), errors, loaded.min_gain_pct)
