@@ -20,7 +20,7 @@ from aoe_runner.terminal import write
 try:
     from typer._click import exceptions as click_exceptions
 except ImportError:  # typer that depends on the click package
-    from click import exceptions as click_exceptions  # type: ignore[no-redef]
+    from click import exceptions as click_exceptions  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 SCRIPT_ARGUMENTS = "arguments"  # the parameter that takes a script's own arguments, after --
 

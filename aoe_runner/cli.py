@@ -44,7 +44,9 @@ app = AoeTyper(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 if TYPE_CHECKING:
+    from aoe_runner.render import Formatter
     from aoe_runner.reporting import Loaded
+    from aoe_runner.runs.manifest import RunManifest
 
 terminal = Terminal()
 __all__ = ["app", "main", "parse_percent", "run"]
@@ -125,6 +127,7 @@ def report(
     threshold_pct = DEFAULT_THRESHOLD_PCT if threshold is None else parse_percent(threshold, "--threshold")
     paths = (paths or []) + ([str(_samples_directory())] if samples else [])
     runs = [required_text(reference, "--run") for reference in runs or []]
+    formatter: Formatter
     if chosen is HTML:
         from aoe_runner.cli_html import html_formatter
 
@@ -186,8 +189,8 @@ def validate(
         except InputError as error:
             errors.append(error)
     emit(terminal, render_validation(checked, errors, chosen), output)
-    for error in errors:
-        terminal.error(error.message)
+    for problem in errors:
+        terminal.error(problem.message)
     if errors:
         return ExitCode.BAD_INPUT
     return ExitCode.FINDING if any(check.problems for check in checked) else ExitCode.OK
@@ -288,6 +291,8 @@ def _diff_sides(sides: list[str], allow_env_drift: bool, script: str | None, dri
     from aoe_runner.store.config import open_store
 
     store = open_store(warn=terminal.warning)
+    old_run: RunManifest | None
+    new_run: RunManifest | None
     if not sides:
         old_run, new_run = store.latest_comparable_pair(script)
         terminal.info(f"comparing run {old_run.id} (old) with run {new_run.id} (new)")

@@ -6,7 +6,7 @@ here, so a bad value reads the same whichever typer is installed: `--top: '-1' i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import typer
@@ -16,6 +16,7 @@ from aoe_runner.render import OutputFormat
 from aoe_runner.terminal import Terminal
 
 if TYPE_CHECKING:
+    from aoe_runner._click import click_exceptions
     from aoe_runner.fsutil import Pieces
 
 TABLE, JSON, CSV, MARKDOWN = OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.CSV, OutputFormat.MARKDOWN
@@ -106,12 +107,12 @@ def emit(terminal: Terminal, text: str | bytes | Pieces, output: str | None) -> 
     terminal.info(f"wrote {output}")
 
 
-def _or(names: Sequence[str] | object) -> str:
-    items = list(names)  # type: ignore[call-overload]
+def _or(names: Iterable[str]) -> str:
+    items = list(names)
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
 
 
-def usage_message(error: Exception, command: str) -> str:
+def usage_message(error: click_exceptions.ClickException, command: str) -> str:
     """A click usage error as one line in aoe-runner's voice, without click's and typer's phrasing."""
     from aoe_runner._click import SCRIPT_ARGUMENTS, click_exceptions
 

@@ -32,6 +32,7 @@ from aoe_runner.exiting import leave
 if TYPE_CHECKING:
     from aoe_runner.render.tune_progress import TerminalReporter
     from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.runs.status import RunStatus
     from aoe_runner.runs.store import RunRow, RunStore
 
 runs_app = AoeTyper(name="runs", help="The history of tuning runs.")
@@ -327,7 +328,7 @@ def _kind(text: str | None) -> str | None:
     return text.strip().lower()
 
 
-def _status(text: str | None):  # type: ignore[no-untyped-def]
+def _status(text: str | None) -> RunStatus | None:
     from aoe_runner.runs.status import RunStatus
 
     if text is None:

@@ -32,7 +32,7 @@ def dump_json(record: object, indent: int | None = 2) -> str:
     model = getattr(record, "model_dump_json", None)
     try:
         if model is not None:
-            return model(indent=indent) + end  # type: ignore[no-any-return]
+            return model(indent=indent) + end
         encoded = msgspec.json.encode(record)
         return (msgspec.json.format(encoded, indent=indent) if indent is not None else encoded).decode() + end
     except (UnicodeEncodeError, ValueError):  # a lone surrogate (pydantic's error is a ValueError)
@@ -48,11 +48,11 @@ def load_json(kind: type[_Record], data: bytes | str) -> _Record:
 
     adapter = _adapter(kind)
     try:
-        return adapter.validate_json(data)  # type: ignore[no-any-return]
+        return adapter.validate_json(data)
     except ValidationError as error:
         if not any(problem["type"] == "json_invalid" and "surrogate" in problem["msg"] for problem in error.errors()):
             raise
-    return adapter.validate_python(json.loads(data))  # type: ignore[no-any-return]
+    return adapter.validate_python(json.loads(data))
 
 
 def _adapter(kind: type[Any]) -> TypeAdapter[Any]:

@@ -239,12 +239,8 @@ class BankMerger:
 
     def absorb(self, other: BankMerger) -> None:
         """Fold another merger in; the result equals one merger that saw both sets of files."""
-        for mine, theirs in ((self._operators, other._operators), (self._subgraphs, other._subgraphs)):
-            for key, state in theirs.items():
-                if key in mine:
-                    mine[key].absorb(state)
-                else:
-                    mine[key] = state
+        _absorb_states(self._operators, other._operators)
+        _absorb_states(self._subgraphs, other._subgraphs)
         self._files += other._files
         self._model_points += other._model_points
         for section, totals in other._repo.items():
@@ -388,6 +384,15 @@ def operator_label(entry: OperatorEntry) -> str:
 
 def subgraph_label(entry: SubgraphEntry) -> str:
     return f"subgraph {entry.repo_key}"
+
+
+def _absorb_states(mine: dict[Any, _EntryState], theirs: dict[Any, _EntryState]) -> None:
+    """Fold one merger's entries of a kind into another's."""
+    for key, state in theirs.items():
+        if key in mine:
+            mine[key].absorb(state)
+        else:
+            mine[key] = state
 
 
 def _context_of(result_file: ResultFile, report: Report) -> _ReportContext:

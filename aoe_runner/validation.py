@@ -42,8 +42,8 @@ def raw_schema() -> dict[str, Any]:
     try:
         source = resources.files("aoe_runner.schemas").joinpath(RAW_SCHEMA_NAME)
     except ModuleNotFoundError:
-        source = Path(__file__).resolve().parent.parent / "schemas" / RAW_SCHEMA_NAME  # type: ignore[assignment]
-    return json.loads(source.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+        source = Path(__file__).resolve().parent.parent / "schemas" / RAW_SCHEMA_NAME
+    return json.loads(source.read_text(encoding="utf-8"))
 
 
 def validate_file(path: Path) -> list[SchemaProblem]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import psutil
 
@@ -290,7 +290,7 @@ def _soc(explicit: str | None, npus: Npus, table: NpuSmiTable | None) -> tuple[s
     return None, f"unknown: no --soc, and {npus.npu_smi_error or 'npu-smi not found'}"
 
 
-def _device_lock(env: Mapping[str, str]) -> dict[str, object]:
+def _device_lock(env: Mapping[str, str]) -> dict[str, Any]:
     """Who holds the device's lock, or why the lock cannot be trusted (a FIFO in its place, a foreign directory)."""
     device = env.get("ASCEND_DEVICE_ID", "0").strip()
     if not device.isdigit():

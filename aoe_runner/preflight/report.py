@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,5 +64,5 @@ def refuse_unreadable_ini(path: Path) -> None:
         raise InputError(f"--aoe-ini {path}", error.reason) from None
 
 
-def write_facts(facts: HostFacts, path: Path) -> None:
+def write_facts(facts: HostFacts, path: str | os.PathLike[str]) -> None:
     write_output(path, dump_json(facts))

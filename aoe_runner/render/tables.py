@@ -140,7 +140,7 @@ class TableFormatter:
         lines = wrap(text, self.width)
         return "\n".join(lines) + "\n" + "-" * max(len(line) for line in lines)
 
-    def _table(self, headers: Sequence[str], rows: list[Sequence[object]], key_value: bool = False) -> str:
+    def _table(self, headers: Sequence[str], rows: Sequence[Sequence[object]], key_value: bool = False) -> str:
         cells = [[str(cell) for cell in row] for row in rows]
         if self.markdown:
             return tabulate(cells, headers=headers, tablefmt="github", disable_numparse=True)

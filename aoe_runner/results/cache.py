@@ -144,7 +144,7 @@ class Stamp:
             or not (digest is None or type(digest) is bytes)
         ):
             raise ValueError("not a stamp")
-        return cls(path, tuple(ident), digest)  # type: ignore[arg-type]
+        return cls(path, tuple(ident), digest)
 
     def holds(self, path: str, info: os.stat_result) -> bool:
         """Does the file at `path`, now with status `info`, still hold what was read?"""
@@ -384,7 +384,7 @@ def _members(
     `checked` keeps each file's answer for the other sets."""
     entry = _read(members_path)
     try:
-        version, wire = entry  # type: ignore[misc]
+        version, wire = entry
         if version != _ENTRY_VERSION or type(wire) is not list:
             return None, []  # written by other code
         stamps = [Stamp.from_wire(item) for item in wire]

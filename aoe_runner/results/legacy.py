@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from aoe_runner.results.figures import number
 from aoe_runner.results.keys import timestamp_of
@@ -25,7 +25,7 @@ from aoe_runner.results.text import short_repr, shortened
 
 _LABEL = "legacy Auto Tune file"  # how its warnings begin
 
-LAYOUT = "legacy_auto_tune"
+LAYOUT: Final = "legacy_auto_tune"
 ENTRY_KEYS = ("result_data", "status_data", "ticks_best")
 _FILE_NAME = re.compile(r"^tune_result_(\d{8})_(\d{6})(\d{1,3})?_pid(\d+)\.json$")
 _FLAGS = {"bank_append": "add", "bank_hit": "hit", "bank_reserved": "reserved", "bank_update": "update"}

@@ -264,7 +264,7 @@ def _string_end(text: str, pos: int) -> int | None:
     Raises JSONDecodeError for a string that no more text could make valid (a bad escape).
     """
     try:
-        return json.decoder.scanstring(text, pos, False)[1]  # type: ignore[no-any-return,attr-defined]
+        return json.decoder.scanstring(text, pos, False)[1]  # type: ignore[attr-defined]
     except json.JSONDecodeError as error:
         if error.msg.startswith("Unterminated string"):
             return None

@@ -44,7 +44,7 @@ def strict_text(data: bytes) -> str:
 
     Raises UnicodeDecodeError for any other byte that is not UTF-8.
     """
-    return codecs.getincrementaldecoder("utf-8")("strict").decode(data, final=False)  # type: ignore[no-any-return]
+    return codecs.getincrementaldecoder("utf-8")("strict").decode(data, final=False)
 
 
 def repaired_text(data: bytes) -> tuple[str, Utf8Repair | None]:

@@ -35,7 +35,7 @@ class TypedOperator(msgspec.Struct, gc=False):
     op_type: Union[str, list[str], None] = None  # noqa: UP007
 
 
-class TypedOperators(list):  # type: ignore[type-arg]
+class TypedOperators(list):
     """The operator records of one OPAT section, already decoded into structs."""
 
 
@@ -68,7 +68,7 @@ class _RawOpat(_Opat):
 
 
 class _RawPart(_Part, forbid_unknown_fields=True):
-    OPAT: Union[_RawOpat, None, UnsetType] = UNSET  # type: ignore[assignment]  # noqa: UP007
+    OPAT: Union[_RawOpat, None, UnsetType] = UNSET  # noqa: UP007
 
 
 class TopLevelKey(str):
@@ -122,7 +122,7 @@ class NotTyped(Exception):
 TypedDocument = dict[str, list[_Part]]
 
 
-def decode_typed(data: bytes) -> list[tuple[str, list[dict[str, Any]]]]:
+def decode_typed(data: bytes) -> list[tuple[str | None, Any]]:
     """Top-level `(report key, parts)` entries, with each OPAT's operators as TypedOperators.
 
     Raises NotTyped for anything the generic path must handle: other layouts and variants, truncated
@@ -151,7 +151,7 @@ def decode_records(raws: list[msgspec.Raw]) -> list[TypedOperator]:
     return _RECORDS.decode(b"".join((b"[", b",".join(raws), b"]")))
 
 
-def without_operators(document: TypedDocument) -> list[tuple[str, list[dict[str, Any]]]]:
+def without_operators(document: TypedDocument) -> list[tuple[str | None, Any]]:
     """decode_typed's entries with every OPAT's operator list empty: the rest of each report, for the normaliser."""
     return [(key, [_part_dict(part, operators=False) for part in parts]) for key, parts in document.items()]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -296,7 +296,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _write_side(operation, where: Path | None, what: str, *arguments: object) -> None:  # type: ignore[no-untyped-def]
+def _write_side(operation: Callable[..., object], where: Path | None, what: str, *arguments: object) -> None:
     try:
         operation(*arguments)
     except OSError as error:
@@ -388,8 +388,9 @@ def _put_back(plan: RestorePlan, relative: str, parent: int, name: str) -> None:
     temporary = f".{name}.{os.getpid()}.restore"
     _ignore_missing(os.unlink, temporary, dir_fd=parent)  # left by an interrupted restore
     try:
-        if wanted.link is not None:
-            _write_side(lambda: os.symlink(wanted.link, temporary, dir_fd=parent), where, "cannot write")
+        link = wanted.link
+        if link is not None:
+            _write_side(lambda: os.symlink(link, temporary, dir_fd=parent), where, "cannot write")
         else:
             _copy_from_snapshot(plan, relative, parent, temporary)
         _write_side(lambda: os.rename(temporary, name, src_dir_fd=parent, dst_dir_fd=parent), where, "cannot write")
@@ -445,14 +446,14 @@ def _remove_if_empty(parent: int, name: str) -> None:
         pass
 
 
-def _ignore_missing(operation, *arguments: object, **keywords: object) -> None:  # type: ignore[no-untyped-def]
+def _ignore_missing(operation: Callable[..., object], *arguments: object, **keywords: object) -> None:
     try:
         operation(*arguments, **keywords)
     except FileNotFoundError:
         pass
 
 
-def _ignore_existing(operation, *arguments: object, **keywords: object) -> None:  # type: ignore[no-untyped-def]
+def _ignore_existing(operation: Callable[..., object], *arguments: object, **keywords: object) -> None:
     try:
         operation(*arguments, **keywords)
     except FileExistsError:

@@ -22,7 +22,7 @@ import json
 import os
 import secrets
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -222,7 +222,7 @@ def _write_atomically(target: Path, data: bytes) -> None:
         raise
 
 
-def _remove_unlisted(directory: Path, keep: set[str], name_of) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _remove_unlisted(directory: Path, keep: set[str], name_of: Callable[[Path], str]) -> tuple[int, int]:
     removed = freed = 0
     if not directory.is_dir():
         return 0, 0

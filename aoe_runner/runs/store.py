@@ -13,6 +13,7 @@ the run still gets the outcome; failing that, a smaller manifest; failing that, 
 
 from __future__ import annotations
 
+import builtins
 import errno
 import fcntl
 import os
@@ -219,7 +220,7 @@ class RunStore:
         """Whether the run's supervisor is alive now."""
         return self._supervisor_alive(run_id)
 
-    def live_runs(self) -> list[RunManifest]:
+    def live_runs(self) -> builtins.list[RunManifest]:
         """Runs whose supervisor is alive now."""
         loaded = [self.load_or_warn(row.id) for row in self.list(RunFilter(status=RunStatus.RUNNING))]
         return [manifest for manifest in loaded if manifest is not None]

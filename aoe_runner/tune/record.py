@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from aoe_runner.errors import AoeRunnerError, ExitCode
 from aoe_runner.preflight.facts import HostFacts
@@ -139,7 +139,7 @@ class ScriptIdentity:
         status = ["status", "--porcelain=v2", "--branch", "--no-ahead-behind", "--untracked-files=all", "--ignored=matching"]
         self._git = Started([*git, *status, "--", self.script.name], GIT_TIMEOUT_S)
 
-    def fields(self) -> dict[str, object]:
+    def fields(self) -> dict[str, Any]:
         commit, modified = _git_state(self._git.finish())
         return {
             "script": str(self.script),

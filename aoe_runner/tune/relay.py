@@ -16,6 +16,7 @@ import threading
 import time
 from collections import deque
 from types import TracebackType
+from typing import BinaryIO, TextIO, cast
 
 DEFAULT_LIMIT = 4 << 20
 WRITE_PIECE = 1 << 16  # a blocking write returns only when all of it is in: pieces let a close count what was shown
@@ -76,9 +77,10 @@ class TerminalWriter:
             )
         return None
 
-    def text_stream(self) -> io.TextIOBase:
+    def text_stream(self) -> io.TextIOWrapper:
         """A text stream over this writer, for messages that must not block either (status lines, notices)."""
-        return io.TextIOWrapper(_RawFront(self), encoding="utf-8", errors="backslashreplace", line_buffering=True)
+        front = cast(BinaryIO, _RawFront(self))  # unbuffered: each write goes straight to the writer
+        return io.TextIOWrapper(front, encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
     def _drain(self) -> None:
         while True:
@@ -119,15 +121,15 @@ class TerminalOutput:
         # one file behind both (2>&1, a terminal): one writer, so the two streams keep their order
         self.err = self.out if _same_file(1, 2) else TerminalWriter(2, "stderr")
         self._stream = self.err.text_stream()
-        self._previous: object = None
+        self._previous: TextIO = sys.stderr
 
     def __enter__(self) -> TerminalOutput:
-        self._previous, sys.stderr = sys.stderr, self._stream  # type: ignore[assignment]
+        self._previous, sys.stderr = sys.stderr, self._stream
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
         self._stream.flush()
-        sys.stderr = self._previous  # type: ignore[assignment]
+        sys.stderr = self._previous
         writers = {id(writer): writer for writer in (self.out, self.err)}.values()
         for writer in writers:
             writer.stop_accepting()

@@ -321,9 +321,9 @@ class _Stopper:
         if not others and not _group_alive(self.tree.script_pid):
             self.check_at = None
             return
-        settling = self.settle_until is not None and now < self.settle_until
-        if settling and self.give_up_at is None:
-            self.check_at = min(now + LEFTOVER_POLL_S, self.settle_until)  # exiting with the script is not being left
+        until = self.settle_until
+        if until is not None and now < until and self.give_up_at is None:
+            self.check_at = min(now + LEFTOVER_POLL_S, until)  # exiting with the script is not being left
             return
         self.tree.remember(others)
         if self.give_up_at is not None and now >= self.give_up_at:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
 
@@ -145,7 +146,7 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
 
 
 def _evidence(
-    identity: dict[str, object], arms: dict[Arm, Path], found: dict[Arm, list[_Bank]], plan: _Plan, facts: HostFacts
+    identity: dict[str, Any], arms: dict[Arm, Path], found: dict[Arm, list[_Bank]], plan: _Plan, facts: HostFacts
 ) -> Evidence:
     commit = identity.get("git_commit")
     return Evidence(
@@ -208,7 +209,7 @@ def _one_run(
     reporter: RunReporter,
     base: Mapping[str, str],
     facts: HostFacts,
-    identity: dict[str, object],
+    identity: dict[str, Any],
     device: int,
     bank: Path,
     link: VerifyLink,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.facts import MULTI_DEVICE_VARIABLES, PROFILING_VARIABLES, HostFacts
 from aoe_runner.preflight.plan import Plan
@@ -20,7 +22,7 @@ MULTI_DEVICE_REFERENCE = (
 
 def check_cann(facts: HostFacts, plan: Plan) -> CheckResult:
     cann = facts.cann
-    base = {"id": "cann", "title": "CANN environment", "required": "set_env.sh sourced (ASCEND_TOOLKIT_HOME set)"}
+    base: dict[str, Any] = {"id": "cann", "title": "CANN environment", "required": "set_env.sh sourced (ASCEND_TOOLKIT_HOME set)"}
     version = f", CANN {cann.describe()}" if cann.version else ""
     if cann.toolkit_home:
         return CheckResult(
@@ -69,7 +71,11 @@ def check_lspci(facts: HostFacts, plan: Plan) -> CheckResult:
 
 def check_cpu_binding(facts: HostFacts, plan: Plan) -> CheckResult:
     allowed = facts.affinity_cpus
-    base = {"id": "cpu_binding", "title": "no CPU binding", "required": f"affinity = all {facts.logical_cpus} CPUs"}
+    base: dict[str, Any] = {
+        "id": "cpu_binding",
+        "title": "no CPU binding",
+        "required": f"affinity = all {facts.logical_cpus} CPUs",
+    }
     if allowed is None:
         return CheckResult(**base, status=Status.SKIP, observed="unknown on this OS")
     ok = allowed >= facts.logical_cpus

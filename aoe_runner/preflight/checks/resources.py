@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from aoe_runner.preflight.checks.result import GIB, CheckResult, Status, size_text
 from aoe_runner.preflight.checks.settings import cores_origin, run_loop, te_parallel_compiler, tuning_parallel_num
@@ -18,7 +19,7 @@ def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
     disk, history = facts.disk("home"), facts.history
     ours = history.next_run_bytes if history is not None and history.shares_home_filesystem else 0
     needed = MIN_HOME_FREE_BYTES + ours
-    base = {"id": "disk", "title": "free disk in home", "required": f">= {size_text(needed)}"}
+    base: dict[str, Any] = {"id": "disk", "title": "free disk in home", "required": f">= {size_text(needed)}"}
     if disk is None or disk.free_bytes is None:
         return CheckResult(**base, status=Status.FAIL, observed="unknown", fix=f"make {facts.home} exist and be readable")
     sources = [f"shutil.disk_usage({disk.measured_at})"]
@@ -68,7 +69,7 @@ def _history_elsewhere_problem(history: HistoryUse | None) -> str | None:
 def check_memory(facts: HostFacts, plan: Plan) -> CheckResult:
     tpn = tuning_parallel_num(facts)
     available = facts.available_memory_bytes
-    base = {"id": "memory", "title": "available memory", "observed": size_text(available)}
+    base: dict[str, Any] = {"id": "memory", "title": "available memory", "observed": size_text(available)}
     if plan.model_memory_bytes is None:
         return CheckResult(
             **base,
@@ -101,7 +102,7 @@ def check_memory(facts: HostFacts, plan: Plan) -> CheckResult:
 def check_cpus(facts: HostFacts, plan: Plan) -> CheckResult:
     te, tpn = te_parallel_compiler(facts), tuning_parallel_num(facts)
     cores, p = facts.logical_cpus, plan.procs
-    base = {"id": "cpus", "title": f"host CPUs ({plan.mode.value} tuning)", "observed": str(cores)}
+    base: dict[str, Any] = {"id": "cpus", "title": f"host CPUs ({plan.mode.value} tuning)", "observed": str(cores)}
     for setting, highest in ((te, 32), (tpn, 64)):  # a value AOE refuses (0, 99, abc) cannot go into the formula
         if setting.value is None or not 1 <= setting.value <= highest:
             fix = f"fix {setting.name} first (an integer from 1 to {highest})"
@@ -164,7 +165,7 @@ def check_te_parallel_compiler(facts: HostFacts, plan: Plan) -> CheckResult:
     limit = facts.logical_cpus * 0.8 / counted
     limit_whole = max(math.floor(limit), 1)
     required = f"integer in 1..32 and <= {min(limit_whole, 32)}"
-    base = {"id": "te_parallel_compiler", "title": "TE_PARALLEL_COMPILER", "required": required}
+    base: dict[str, Any] = {"id": "te_parallel_compiler", "title": "TE_PARALLEL_COMPILER", "required": required}
     npu_source = f"NPUs={npus} (/dev/davinci*)" + ("; counted as 1" if npus == 0 else "")
     sources = [te.origin, cores_origin(facts), npu_source]
     formula = (
@@ -193,7 +194,7 @@ def check_te_parallel_compiler(facts: HostFacts, plan: Plan) -> CheckResult:
 def check_tuning_parallel_num(facts: HostFacts, plan: Plan) -> CheckResult:
     tpn = tuning_parallel_num(facts)
     advice = max(math.floor(facts.logical_cpus * 2 / 3), 1)
-    base = {
+    base: dict[str, Any] = {
         "id": "tuning_parallel_num",
         "title": "TUNING_PARALLEL_NUM (aoe.ini)",
         "required": "integer in 1..64, about 2/3 of the cores",
@@ -224,7 +225,7 @@ def check_tuning_parallel_num(facts: HostFacts, plan: Plan) -> CheckResult:
 
 def check_run_loop(facts: HostFacts, plan: Plan) -> CheckResult:
     loop = run_loop(facts)
-    base = {"id": "run_loop", "title": "RUN_LOOP (aoe.ini)", "required": "integer in 1..2048, default 10"}
+    base: dict[str, Any] = {"id": "run_loop", "title": "RUN_LOOP (aoe.ini)", "required": "integer in 1..2048, default 10"}
     if facts.aoe_ini.error:
         fix = "fix the aoe.ini that the TUNING_PARALLEL_NUM check names"
         return CheckResult(**base, status=Status.SKIP, observed="aoe.ini unreadable", fix=fix)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.facts import HostFacts, PathState, default_bank
@@ -14,7 +15,11 @@ _ATLAS_A2_A3 = ("Ascend910B", "Ascend910_93")
 
 def check_aoe_mode(facts: HostFacts, plan: Plan) -> CheckResult:
     written = facts.environment.get("AOE_MODE")
-    base = {"id": "aoe_mode", "title": "AOE_MODE", "required": f"unset, or {plan.mode.aoe_mode} for {plan.mode.value} tuning"}
+    base: dict[str, Any] = {
+        "id": "aoe_mode",
+        "title": "AOE_MODE",
+        "required": f"unset, or {plan.mode.aoe_mode} for {plan.mode.value} tuning",
+    }
     if written is None:
         return CheckResult(**base, status=Status.PASS, observed="unset", sources=[f"mode: {plan.mode_source}"], fix=None)
     value = written.strip()
@@ -42,7 +47,7 @@ def check_aoe_mode(facts: HostFacts, plan: Plan) -> CheckResult:
 
 def check_mode_supported(facts: HostFacts, plan: Plan) -> CheckResult:
     """AOE refuses subgraph tuning on Atlas A2 and A3; npu-smi's A3 layout marks an A3 even when no SoC is named."""
-    base = {
+    base: dict[str, Any] = {
         "id": "mode_supported",
         "title": "mode supported by the SoC",
         "required": "subgraph mode not on Atlas A2/A3 (Ascend910B*, Ascend910_93*)",
@@ -69,13 +74,13 @@ def check_mode_supported(facts: HostFacts, plan: Plan) -> CheckResult:
 
 def check_bank_path(facts: HostFacts, plan: Plan) -> CheckResult:
     state = facts.path_state("TUNE_BANK_PATH")
-    base = {
+    base: dict[str, Any] = {
         "id": "bank_path",
         "title": "TUNE_BANK_PATH",
         "required": "an existing directory with read, write and execute permission",
     }
     if state is None:
-        bank, rule = default_bank(facts.environment, facts.home, facts.soc, plan.mode.value)  # type: ignore[arg-type]
+        bank, rule = default_bank(facts.environment, facts.home, facts.soc, plan.mode.value)
         return CheckResult(
             **base,
             status=Status.PASS,
@@ -127,7 +132,7 @@ def check_device_id(facts: HostFacts, plan: Plan) -> CheckResult:
     written = facts.environment.get("ASCEND_DEVICE_ID")
     devices = facts.npus.devices
     text = (written or "0").strip()
-    base = {
+    base: dict[str, Any] = {
         "id": "device_id",
         "title": "ASCEND_DEVICE_ID",
         "observed": "unset (0)" if written is None else written,
@@ -148,7 +153,7 @@ def check_device_id(facts: HostFacts, plan: Plan) -> CheckResult:
 
 def check_work_path(facts: HostFacts, plan: Plan) -> CheckResult:
     state = facts.path_state("ASCEND_WORK_PATH")
-    base = {"id": "work_path", "title": "ASCEND_WORK_PATH", "required": "writable, or creatable"}
+    base: dict[str, Any] = {"id": "work_path", "title": "ASCEND_WORK_PATH", "required": "writable, or creatable"}
     if state is None:
         return CheckResult(
             **base, status=Status.PASS, observed=f"unset: results go to the working directory {facts.working_directory}"
