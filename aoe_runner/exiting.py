@@ -30,6 +30,8 @@ def leave(code: int) -> None:
         return
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with the descriptor closed
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a failure to write was reported when it happened

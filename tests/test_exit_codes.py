@@ -225,15 +225,20 @@ def test_ctrl_c_while_a_large_result_waits_on_a_full_pipe_is_heard_at_once(tmp_p
             "error: stdout: cannot write the result: stdout is closed",
         ),
         ("2>&-", ["report", str(DATA / "bad")], ExitCode.BAD_INPUT, None),
+        ("2>&-", ["report", str(SAMPLES), "--format", "json", "-o", "{tmp}/out.json"], ExitCode.OK, None),
+        (">&-", ["report", str(SAMPLES), "--format", "html", "-o", "{tmp}/out.html"], ExitCode.OK, None),
+        (">&- 2>&-", ["report", str(SAMPLES), "--format", "csv", "-o", "{tmp}/out.csv"], ExitCode.OK, None),
     ],
 )
 def test_a_closed_stdout_or_stderr_is_not_a_crash(
     tmp_path: Path, redirect: str, argv: list[str], code: int, message: str | None
 ) -> None:
-    """`>&-` and `2>&-` leave Python without sys.stdout or sys.stderr."""
+    """`>&-` and `2>&-` leave Python without sys.stdout or sys.stderr; a result written to a file succeeds without
+    them (the exit flushed streams that were never there: exit 3, once)."""
     import shlex
 
     home = tmp_path / "home"
+    argv = [argument.replace("{tmp}", str(tmp_path)) for argument in argv]
     command = f"exec {shlex.quote(sys.executable)} -m aoe_runner {shlex.join(argv)} {redirect}"
     result = subprocess.run(
         ["sh", "-c", command], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "AOE_RUNNER_HOME": str(home)}
@@ -242,3 +247,5 @@ def test_a_closed_stdout_or_stderr_is_not_a_crash(
     assert not (home / "crash-logs").exists()
     if message is not None:
         assert message in result.stderr.splitlines()
+    if code == ExitCode.OK:
+        assert (tmp_path / f"out.{argv[3]}").stat().st_size > 0
