@@ -1,7 +1,8 @@
 """Writes that a crash or Ctrl-C cannot leave half-done: write a temporary file, then rename it.
 
 Files are created as any Unix tool creates them, mode 0666 minus the umask (`umask 077` keeps run records and
-outputs private); the temporary file only starts private, so nobody reads it half-written.
+outputs private); a file replaced keeps its permissions (and, where this user may give it, its owner and group),
+as `>` would; the temporary file only starts private, so nobody reads it half-written.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | bytes | Pieces) 
     failure before the rename."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     target = Path(path)
+    try:
+        replaced: os.stat_result | None = os.stat(target)
+    except OSError:
+        replaced = None
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -30,7 +35,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | bytes | Pieces) 
             else:
                 handle.write(data)
             handle.flush()
-            os.fchmod(handle.fileno(), 0o666 & ~process_umask())
+            _take_place_of(handle.fileno(), replaced)
             os.fsync(handle.fileno())
         os.replace(temporary, target)
     except BaseException:
@@ -38,16 +43,39 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | bytes | Pieces) 
         raise
 
 
+def _take_place_of(fd: int, replaced: os.stat_result | None) -> None:
+    """Give a new file the permissions of the regular file it replaces (set-id bits aside), or else 0666 minus the
+    umask; and the replaced file's owner and group as far as this user may."""
+    if replaced is None or not stat.S_ISREG(replaced.st_mode):
+        os.fchmod(fd, 0o666 & ~process_umask())
+        return
+    if (replaced.st_uid, replaced.st_gid) != (os.geteuid(), os.getegid()):
+        for owner in ((replaced.st_uid, replaced.st_gid), (-1, replaced.st_gid)):
+            try:
+                os.fchown(fd, *owner)
+                break
+            except OSError:
+                continue
+    os.fchmod(fd, stat.S_IMODE(replaced.st_mode) & 0o777)
+
+
 def write_output(path: str | os.PathLike[str], text: str | bytes | Pieces) -> None:
-    """atomic_write_text for a path the user named (`-` is stdout); a failure is one InputError naming the path."""
+    """atomic_write_text for a path the user named (`-` is stdout); a failure is one InputError naming the path.
+
+    A symbolic link stays and its target is replaced; a path to this process's stdout (/dev/stdout, say) is
+    written as stdout."""
     where = os.fspath(path)
-    if where == STDOUT:
+    if where == STDOUT or _is_stdout(where):
         from aoe_runner.terminal import Terminal
 
         Terminal().result(text)
         return
     if not where.strip():
         raise InputError(repr(where), "an empty path names no file (use -o - for stdout)")
+    if where.endswith(os.sep):
+        raise InputError(where, "cannot write: a path that ends in / names a directory (name a file, or - for stdout)")
+    if os.path.islink(where):
+        where = os.path.realpath(where)
     _refuse_non_regular(where)
     try:
         atomic_write_text(where, text)
@@ -56,6 +84,13 @@ def write_output(path: str | os.PathLike[str], text: str | bytes | Pieces) -> No
         raise InputError(
             where, f"cannot write: {error.strerror or error} (a new file in {directory} could not be made)"
         ) from None
+
+
+def _is_stdout(where: str) -> bool:
+    try:
+        return os.path.samestat(os.stat(where), os.fstat(1))
+    except OSError:  # no such file, or no stdout
+        return False
 
 
 def _refuse_non_regular(where: str) -> None:

@@ -50,6 +50,65 @@ def test_a_bad_output_path_is_one_line_naming_the_real_cause(tmp_path: Path, tar
     assert cause in result.stderr and result.stderr.count("error:") == 1
 
 
+def test_a_path_ending_in_a_slash_is_refused_and_a_file_of_that_name_kept(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+
+    for target in ("notes.txt/", "newdir/"):
+        result = run_cli("report", str(SAMPLES / "training_opat"), "-f", "json", "-o", target, cwd=tmp_path)
+        assert result.returncode == 4 and "a path that ends in / names a directory" in result.stderr, result.stderr
+
+    assert notes.read_text() == "precious\n" and not (tmp_path / "newdir").exists()
+
+
+def test_a_symbolic_link_stays_and_its_target_gets_the_output(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "summary.json"
+    target.write_text("old\n")
+    (tmp_path / "link.json").symlink_to(target)
+
+    result = run_cli("report", str(SAMPLES / "training_opat"), "-f", "json", "-o", "link.json", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "link.json").is_symlink() and target.read_text().startswith("{")
+
+
+def test_a_path_to_stdout_writes_stdout_where_it_is_redirected(tmp_path: Path) -> None:
+    """`-o /dev/stdout > page`: the page goes where stdout goes; /dev/stdout (a link to /proc/self/fd/1) is never
+    replaced (as root it could be). A link of the test's own stands for it."""
+    (tmp_path / "stdout").symlink_to("/proc/self/fd/1")
+    redirected = tmp_path / "redirected.json"
+    with redirected.open("wb") as out:
+        result = subprocess.run(
+            [sys.executable, "-m", "aoe_runner", "report", str(SAMPLES / "training_opat"), "-f", "json", "-o", "stdout"],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "stdout").is_symlink() and redirected.read_text().startswith("{")
+
+
+def test_a_replaced_output_keeps_its_permissions_and_owner(tmp_path: Path) -> None:
+    out = tmp_path / "private.json"
+    out.write_text("old\n")
+    out.chmod(0o640)
+    owned = os.geteuid() == 0
+    if owned:  # root may keep another user's ownership: the file stays theirs
+        os.chown(out, 65534, 65534)
+
+    result = run_cli("report", str(SAMPLES / "training_opat"), "-f", "json", "-o", str(out), cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    info = out.stat()
+    assert stat.S_IMODE(info.st_mode) == 0o640 and out.read_text().startswith("{")
+    if owned:
+        assert (info.st_uid, info.st_gid) == (65534, 65534)
+
+
 def test_a_fifo_as_output_is_refused_without_hanging(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
