@@ -36,17 +36,15 @@ def histogram(values: Sequence[float], bins: int | None = None) -> Bins:
     bins = bins or min(max(math.ceil(math.sqrt(len(present))), 5), HISTOGRAM_BINS)
     low = present[0]
     high = present[min(len(present) - 1, math.ceil(TAIL_QUANTILE * (len(present) - 1)))]
-    if high <= low:
-        return Bins([low, low], [len(present)], 0)
-    width = (high - low) / bins
-    edges = [low + width * index for index in range(bins)] + [high]
+    width = high / bins - low / bins  # not (high - low) / bins, which can overflow
+    if high <= low or width <= 0:  # nearly every value equal (or too close to tell apart): one bin
+        return Bins([low, low], [len(present)], sum(1 for value in present if value > low))
+    overflow = sum(1 for value in present if value > high)
+    edges = [low * (1 - index / bins) + high * (index / bins) for index in range(bins)] + [high]  # never beyond high
     counts = [0] * bins
-    overflow = 0
     for value in present:
-        index = int((value - low) / width)
-        if value > high:
-            overflow += 1
-        counts[min(max(index, 0), bins - 1)] += 1
+        place = (value - low) / width  # inf for an outlier far above high
+        counts[int(place) if place < bins else bins - 1] += 1
     return Bins(edges, counts, overflow)
 
 
@@ -61,7 +59,7 @@ def histogram_chart(title: str, bins: Bins, x_title: str, noun: str, color: str 
     ]
     if bins.edges and bins.edges[0] == bins.edges[-1]:  # every value equal: one bin of no width, drawn 10% wide
         widths = [max(abs(bins.edges[0]) * 0.1, 0.1)]
-        hover = [f"{bins.edges[0]:.4g}x: {bins.counts[0]:,} {noun}"]
+        hover = [f"{bins.edges[0]:.4g}x{' and above' if bins.overflow else ''}: {bins.counts[0]:,} {noun}"]
     trace = {"type": "bar", "x": centers, "y": bins.counts, "width": widths, "marker": {"color": color},
              "hovertext": hover, "hoverinfo": "text", "name": noun}  # fmt: skip
     return Chart(title, [trace], layout(x_title, f"{noun} (count)"))
