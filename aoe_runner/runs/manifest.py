@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Annotated, Literal
+
+from annotated_types import Ge, Le
 
 from aoe_runner.modes import TuneMode
 from aoe_runner.plain_data import FIELD_DOCSTRINGS
@@ -13,6 +15,18 @@ from aoe_runner.runs.status import RunStatus
 
 LOG_NAME = "log.txt"
 SCHEMA_VERSION = 1
+
+Count = Annotated[int, Ge(0), Le(2**63 - 1)]  # a size or a count, as a file system and SQLite can hold it
+
+
+def check_moments(*moments: datetime | None) -> None:
+    """Refuse a moment that cannot be told in UTC (year 1 at +05:00, say): a hand-edited record, never a real run."""
+    for moment in moments:
+        if moment is not None:
+            try:
+                _aware(moment).astimezone(timezone.utc)
+            except OverflowError:
+                raise ValueError(f"{moment.isoformat()} cannot be told in UTC") from None
 
 
 @dataclass(kw_only=True)
@@ -57,7 +71,7 @@ class BankFile:
 
     path: str
     """Relative to the bank directory."""
-    size: int
+    size: Count
     """Bytes; for a symlink, the length of its target."""
     sha256: str
     """Of the content; for a symlink, of its target."""
@@ -88,10 +102,13 @@ class BankInventory:
     taken_at: datetime
     stored: str | None = None
     """Id of the full inventory in the aoe-runner home's inventories/; files and directories are then not repeated here."""
-    file_count: int | None = None
+    file_count: Count | None = None
     """Files and symlinks, when the inventory is stored."""
-    stored_bytes: int | None = None
+    stored_bytes: Count | None = None
     """Their total size, when the inventory is stored."""
+
+    def __post_init__(self) -> None:
+        check_moments(self.taken_at)
 
     @property
     def total_bytes(self) -> int:
@@ -132,7 +149,10 @@ class MarkerSeen:
     """tuning_on, operator_finished or tuning_finished."""
     first_line: str
     first_seen_at: datetime
-    count: int
+    count: Count
+
+    def __post_init__(self) -> None:
+        check_moments(self.first_seen_at)
 
 
 @dataclass(kw_only=True)
@@ -149,19 +169,22 @@ class CodeSeen:
     """The preflight check that looks at the same thing."""
     first_line: str
     first_seen_at: datetime
-    count: int
+    count: Count
+
+    def __post_init__(self) -> None:
+        check_moments(self.first_seen_at)
 
 
 @dataclass(kw_only=True)
 class Progress:
     __pydantic_config__ = FIELD_DOCSTRINGS
 
-    reports: int = 0
-    operators_added: int = 0
-    operators_updated: int = 0
-    subgraphs_added: int = 0
-    subgraphs_updated: int = 0
-    failures: int = 0
+    reports: Count = 0
+    operators_added: Count = 0
+    operators_updated: Count = 0
+    subgraphs_added: Count = 0
+    subgraphs_updated: Count = 0
+    failures: Count = 0
     """Failed operators plus reports whose tuning failed."""
 
     def plus(self, other: Progress) -> Progress:
@@ -190,9 +213,9 @@ class RecordedResult:
     """Where the script wrote it."""
     recorded: str
     """The copy in the run record, relative to the run directory."""
-    size: int
+    size: Count
     sha256: str
-    reports: int
+    reports: Count
     partial: bool
     """Truncated or half-written: only its complete reports count."""
     error: str | None = None
@@ -290,6 +313,7 @@ class RunManifest:
 
     def __post_init__(self) -> None:
         """aoe-runner writes UTC; a time without a zone (a hand-edited record) is read as UTC too, not compared raw."""
+        check_moments(self.started_at, self.ended_at)
         self.started_at = _aware(self.started_at)
         self.ended_at = _aware(self.ended_at) if self.ended_at is not None else None
 

@@ -159,8 +159,6 @@ class RunStore:
     # -- reading --------------------------------------------------------------------------------
 
     def load(self, run_id: str) -> RunManifest:
-        from pydantic import ValidationError
-
         from aoe_runner.runs.manifest import RunManifest
 
         path = self.run_dir(run_id) / MANIFEST_NAME
@@ -169,8 +167,7 @@ class RunStore:
         except OSError as error:
             raise InputError(str(path), f"cannot read the run manifest: {error.strerror or error}") from None
         except ValueError as error:  # pydantic's ValidationError, or json's for a document that is not JSON
-            why = error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
-            raise InputError(str(path), f"not a run manifest: {why}") from None
+            raise InputError(str(path), f"not a run manifest: {_first_problem(error)}") from None
 
     def list(self, where: RunFilter | None = None) -> list[RunRow]:
         """Runs newest first; runs whose supervisor died are marked abandoned on the way."""
@@ -338,3 +335,15 @@ def _compact(manifest: RunManifest) -> RunManifest:
 
 def _reason(error: BaseException) -> str:
     return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+
+
+def _first_problem(error: ValueError) -> str:
+    """A manifest's first problem, where it is (`bank_after.stored_bytes: ...`) when pydantic says."""
+    from pydantic import ValidationError
+
+    if not isinstance(error, ValidationError):
+        return str(error)
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    why = first["msg"].removeprefix("Value error, ")
+    return f"{where}: {why}" if where else why

@@ -268,6 +268,37 @@ def test_a_hand_edited_manifest_with_a_time_without_zone_or_a_huge_device_is_lis
     assert manifest["id"] in listed.stdout
 
 
+@pytest.mark.parametrize(
+    ("where", "value", "why"),
+    [
+        (("bank_before", "stored_bytes"), 10**400, "bank_before.stored_bytes: Input should be less than or equal to"),
+        (("started_at",), "0001-01-01T00:30:00+05:00", "0001-01-01T00:30:00+05:00 cannot be told in UTC"),
+        (("ended_at",), "9999-12-31T23:30:00-05:00", "9999-12-31T23:30:00-05:00 cannot be told in UTC"),
+    ],
+    ids=["a size of 10**400", "year 1 east of UTC", "year 9999 west of UTC"],
+)
+def test_a_hand_edited_manifest_beyond_what_a_run_can_record_is_one_line_and_the_history_page_skips_it(
+    tmp_path: Path, where: tuple[str, ...], value: object, why: str
+) -> None:
+    """A size of 10**400 overflowed the history page's float division, year 1 at +05:00 has no UTC time: exit 3."""
+    home = Home(tmp_path)
+    code, _, err = tune(home, "exit", "0")
+    assert code == 0, err
+    (path,) = (tmp_path / "home" / "runs").glob("*/manifest.json")
+    manifest = json.loads(path.read_text())
+    held = manifest
+    for key in where[:-1]:
+        held = held[key]
+    held[where[-1]] = value
+    path.write_text(json.dumps(manifest))
+
+    shown = aoe_runner(home, "runs", "show", manifest["id"])
+    page = aoe_runner(home, "runs", "report", "-o", str(tmp_path / "history.html"))
+
+    assert shown.returncode == 4 and why in shown.stderr and shown.stderr.count("\n") == 1, shown.stderr
+    assert page.returncode == 0 and why in page.stderr and "(skipped)" in page.stderr, page.stderr
+
+
 def test_a_duration_beyond_a_year_is_a_usage_error(tmp_path: Path) -> None:
     """Four hundred nines made an infinite --timeout: OverflowError in --dry-run, and a real run recorded no timeout."""
     ran = aoe_runner(Home(tmp_path), "tune", "train.py", "--mode", "op", "--timeout", "9" * 400, "--dry-run")
