@@ -53,5 +53,9 @@ def runs_report(
         raise UsageError(f"--format: {output_format!r} is not html ('runs list' gives table, json, csv and markdown)")
     context = page_context(output)
     store = open_store(warn=terminal.warning)
-    emit(terminal, render(history_page(history_runs(store, script), script), context), output)
-    return ExitCode.OK
+    runs = history_runs(store, script)
+    emit(terminal, render(history_page(runs, script), context), output)
+    broken = [error for run in runs for error in run.broken]
+    for error in broken:
+        terminal.error(error.message)
+    return ExitCode.BAD_INPUT if broken else ExitCode.OK

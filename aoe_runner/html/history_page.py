@@ -3,7 +3,8 @@ and updated, the bank's size and the status; hovering or clicking a run shows th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from aoe_runner.html.escape import cell, label
 from aoe_runner.html.page import Column, Page, Table
 
 if TYPE_CHECKING:
+    from aoe_runner.errors import InputError
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.store import RunStore
 
@@ -34,7 +36,8 @@ class HistoryRun:
     manifest: RunManifest
     operator_saved_us: float | None  # from the run's result files; None when it has none that can be read
     subgraph_saved_ms: float | None
-    unread: bool = False  # it recorded result files, and some could not be read from here (gone, or on another host)
+    unread: bool = False  # it recorded result files, and some are not here (removed, or on another host)
+    broken: list[InputError] = field(default_factory=list)  # result files that are here and cannot be read
 
     @property
     def bank_bytes(self) -> int | None:
@@ -64,10 +67,12 @@ def _with_savings(store: RunStore, run_id: str, manifest: RunManifest) -> Histor
         return HistoryRun(manifest, None, None)
     directory = store.run_dir(run_id)
     loaded = summarize_paths([str(directory / result.recorded) for result in manifest.result_files], allow_empty=True)
+    broken = [error for error in loaded.errors if os.path.lexists(error.where)]
+    unread = len(broken) < len(loaded.errors)
     if not loaded.files_loaded:
-        return HistoryRun(manifest, None, None, unread=True)
+        return HistoryRun(manifest, None, None, unread, broken)
     totals = loaded.data["totals"]
-    return HistoryRun(manifest, totals["operator_time_saved_us"], totals["subgraph_time_saved_ms"], bool(loaded.errors))
+    return HistoryRun(manifest, totals["operator_time_saved_us"], totals["subgraph_time_saved_ms"], unread, broken)
 
 
 def history_page(runs: list[HistoryRun], script: str | None) -> Page:
@@ -83,10 +88,14 @@ def history_page(runs: list[HistoryRun], script: str | None) -> Page:
     notes = [] if runs else ["No tuning runs are recorded" + (f" for {script}" if script else "") + "."]
     unread = [r.manifest.id for r in runs if r.unread]
     warnings = [
-        f"{len(unread):,} run(s) recorded result files that could not be read from here (removed, or on another host): "
+        f"{len(unread):,} run(s) recorded result files that are not here (removed, or on another host): "
         f"their time saved is unknown or partial: {', '.join(unread[:UNREAD_NAMED])}"
         + (f" and {len(unread) - UNREAD_NAMED:,} more" if len(unread) > UNREAD_NAMED else "")
     ] if unread else []  # fmt: skip
+    broken = [(r.manifest.id, error) for r in runs for error in r.broken]
+    warnings += [f"run {run_id}: {error.message}; its time saved leaves this file out" for run_id, error in broken[:UNREAD_NAMED]]
+    if len(broken) > UNREAD_NAMED:
+        warnings.append(f"and {len(broken) - UNREAD_NAMED:,} more result files that cannot be read")
     table = Table("Runs, newest last", COLUMNS, [_row(r) for r in runs])
     return Page(title, facts=facts, warnings=warnings, charts=charts, table=table, notes=notes)
 

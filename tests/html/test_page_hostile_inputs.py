@@ -362,5 +362,23 @@ def test_a_run_whose_result_files_cannot_be_read_is_named(show, tmp_path: Path) 
     tab = show(page)
 
     warnings = tab.evaluate("(document.querySelector('.warnings') || {}).textContent || ''")
-    assert gone["id"] in warnings and "could not be read" in warnings
+    assert gone["id"] in warnings and "are not here (removed, or on another host)" in warnings
     assert tab.errors == []
+
+
+def test_a_run_result_file_that_is_damaged_is_an_error_named_on_the_page(tmp_path: Path) -> None:
+    """A damaged file is not a missing one: one error line naming it and why, the same words in the warning box, and
+    exit 4, as `report` gives for it (it was passed as gone, with exit 0)."""
+    page = tmp_path / "history.html"
+    home = history_page(tmp_path, page)
+    run = next(run for run in home.manifests() if run["result_files"])
+    damaged = tmp_path / "home" / "runs" / run["id"] / run["result_files"][0]["recorded"]
+    damaged.write_text("{corrupt")
+
+    made = aoe_runner(home, "runs", "report", "-o", str(page))
+
+    assert made.returncode == 4, made.stderr
+    (line,) = [line for line in made.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: {damaged}: invalid JSON at line 1 column 2")
+    text = page.read_text()
+    assert f"run {run['id']}: {damaged}: invalid JSON at line 1 column 2" in text and "are not here" not in text
