@@ -8,9 +8,14 @@ as `>` would; the temporary file only starts private, so nobody reads it half-wr
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from aoe_runner.errors import InputError
 
@@ -27,6 +32,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | bytes | Pieces) 
         replaced: os.stat_result | None = os.stat(target)
     except OSError:
         replaced = None
+    with _termination_interrupts():
+        _write_then_rename(target, data, replaced)
+
+
+def _write_then_rename(target: Path, data: bytes | Pieces, replaced: os.stat_result | None) -> None:
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -41,6 +51,28 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | bytes | Pieces) 
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def _termination_interrupts() -> Iterator[None]:
+    """While a file is written, SIGTERM and SIGHUP interrupt as Ctrl-C does (KeyboardInterrupt: the temporary file
+    is removed, exit 130) instead of killing the process at once, which left the temporary file behind. Only where
+    they still do what they do by default: a tuning run counts them itself."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    taken = [number for number in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(number) is signal.SIG_DFL]
+    for number in taken:
+        signal.signal(number, _interrupt)
+    try:
+        yield
+    finally:
+        for number in taken:
+            signal.signal(number, signal.SIG_DFL)
+
+
+def _interrupt(number: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(signal.Signals(number).name)
 
 
 def _take_place_of(fd: int, replaced: os.stat_result | None) -> None:

@@ -132,3 +132,46 @@ def test_outputs_and_run_records_follow_the_umask(tmp_path: Path, umask: int, mo
     assert stat.S_IMODE(out.stat().st_mode) == mode
     (manifest,) = (tmp_path / "home" / "runs").glob("*/manifest.json")
     assert stat.S_IMODE(manifest.stat().st_mode) == mode
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_while_an_output_is_written_leaves_neither_half_a_file_nor_a_temporary(
+    tmp_path: Path, name: str
+) -> None:
+    """Killed by default, the process left `.page.html.*.tmp` beside the page: now the signal interrupts like Ctrl-C
+    and the write cleans up. The signal is sent from inside the write, after its first piece, so the window is hit."""
+    script = f"""
+import os, signal, sys
+from aoe_runner.fsutil import atomic_write_text
+
+class Pieces(list):
+    def __iter__(self):
+        yield b"first piece"
+        os.kill(os.getpid(), signal.{name})
+        yield b"second piece"
+
+try:
+    atomic_write_text(sys.argv[1], Pieces())
+except KeyboardInterrupt as interrupt:
+    print("interrupted by", interrupt.args[0])
+    sys.exit(130)
+"""
+    out = tmp_path / "page.html"
+    out.write_text("the old page\n")
+
+    done = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 130 and done.stdout == f"interrupted by {name}\n", done.stderr
+    assert out.read_text() == "the old page\n" and sorted(path.name for path in tmp_path.iterdir()) == ["page.html"]
+
+
+def test_the_default_handling_of_sigterm_and_sighup_is_back_after_a_write(tmp_path: Path) -> None:
+    script = """
+import signal, sys
+from aoe_runner.fsutil import atomic_write_text
+atomic_write_text(sys.argv[1], "x")
+print(all(signal.getsignal(number) is signal.SIG_DFL for number in (signal.SIGTERM, signal.SIGHUP)))
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+
+    assert done.stdout == "True\n", done.stderr
