@@ -18,15 +18,15 @@ if TYPE_CHECKING:
 
 def page_context(output: str | None) -> PageContext:
     """A page is written to -o FILE (or `-o -`, stdout, asked for by name): never megabytes onto a terminal by default.
-    plotly.min.js is looked for here too, so a broken install is refused before the work (verify's runs), not after."""
-    from aoe_runner.html.assets import plotly_bundle
+    plotly.min.js is read here too, so a broken install is refused before the work (verify's runs), not after."""
+    from aoe_runner.html.assets import plotly_js
     from aoe_runner.html.page import PageContext
 
     if output is None:
         raise UsageError(
             "--format html writes a whole page (about 5 MB with its charting library): give -o FILE, or -o - for stdout"
         )
-    plotly_bundle()
+    plotly_js()
     return PageContext.of(INVOKED)
 
 

@@ -37,8 +37,15 @@ def plotly_bundle() -> Path:
 
 @cache
 def plotly_js() -> str:
-    """plotly.min.js as shipped in the plotly package, safe to put inside a <script> element."""
-    return _SCRIPT_END.sub(r"<\\/\1", plotly_bundle().read_text(encoding="utf-8"))  # `</script` ends it in any case
+    """plotly.min.js as shipped in the plotly package, safe to put inside a <script> element; HtmlUnavailable when it
+    cannot be read as UTF-8 (a damaged install)."""
+    bundle = plotly_bundle()
+    try:
+        text = bundle.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        why = error.strerror if isinstance(error, OSError) else "it is not UTF-8 text"
+        raise HtmlUnavailable(f"--format html cannot read {bundle}: {why} (reinstall: {PLOTLY_HINT})") from None
+    return _SCRIPT_END.sub(r"<\\/\1", text)  # `</script` ends it in any case
 
 
 @cache

@@ -15,6 +15,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -114,11 +115,16 @@ def column_texts(tab, index: int = 0) -> list[str]:  # type: ignore[no-untyped-d
     return tab.evaluate(f"Array.from(document.querySelectorAll('#table tbody tr')).map(tr => tr.children[{index}].textContent)")  # type: ignore[no-any-return]
 
 
-def test_verify_without_plotly_is_refused_before_any_run(tmp_path: Path) -> None:
-    """A broken install (no plotly.min.js) is found before the runs, not after an hour of them."""
+@pytest.mark.parametrize("bundle", [None, b'var x = "\xff\xfe";'], ids=["missing", "not UTF-8"])
+def test_verify_without_plotly_is_refused_before_any_run(tmp_path: Path, bundle: bytes | None) -> None:
+    """A broken install (no plotly.min.js, or a damaged one) is found before the runs, not after an hour of them (a
+    damaged one was exit 3, after them)."""
     fake = tmp_path / "shadow" / "plotly"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("")  # a plotly package without its package_data/plotly.min.js
+    if bundle is not None:
+        (fake / "package_data").mkdir()
+        (fake / "package_data" / "plotly.min.js").write_bytes(bundle)
     (tmp_path / "bank").mkdir()
     home = Home(tmp_path)
     env = {**home.env, "PYTHONPATH": f"{fake.parent}{os.pathsep}{ROOT}"}
