@@ -26,7 +26,7 @@ from aoe_runner.cli_options import (
     whole_number,
     wide_option,
 )
-from aoe_runner.errors import ExitCode, UsageError
+from aoe_runner.errors import ExitCode, InputError, UsageError
 from aoe_runner.exiting import leave
 
 if TYPE_CHECKING:
@@ -258,13 +258,21 @@ def runs_rm(
 
 
 def _remove(store: RunStore, rows: list[RunRow], really: bool, hint: str | None) -> int:
+    import sqlite3
+
     from aoe_runner.render.runs import render_removal
     from aoe_runner.runs.prune import finish_interrupted, plan_removal, remove_runs
 
-    finished = finish_interrupted(store) if really else []
-    if finished:
-        terminal.info(f"finished an interrupted removal of {_count(len(finished), 'run')}")
-    removal = remove_runs(store, rows) if really else plan_removal(store, rows)
+    try:
+        finished = finish_interrupted(store) if really else []
+        if finished:
+            terminal.info(f"finished an interrupted removal of {_count(len(finished), 'run')}")
+        removal = remove_runs(store, rows) if really else plan_removal(store, rows)
+    except (OSError, sqlite3.Error) as error:  # a full disk, a read-only home, an index another process holds
+        why = (error.strerror if isinstance(error, OSError) else None) or str(error)
+        raise InputError(
+            str(store.home), f"cannot remove runs there: {why}; the next runs prune or runs rm finishes what was begun"
+        ) from None
     terminal.result(render_removal(removal, done=really))
     for note in removal.notes:
         terminal.warning(note)

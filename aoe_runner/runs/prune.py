@@ -4,7 +4,8 @@ A removal is crash-safe: its run ids are first written to a journal (`prune.jour
 then their directories are renamed into `trash/` and deleted, then the blob store is collected, and last the
 journal goes. Every step can be done again, so an interrupted removal is finished by the next `runs prune` or
 `runs rm` before it does anything else. A live run is never removed, and blobs are collected only when every
-remaining manifest could be read (a manifest we cannot read may need any blob).
+remaining manifest could be read (a manifest we cannot read may need any blob). Nothing is deleted through a
+symbolic link, or in a home directory anyone may write to (`_refuse_unsafe_places`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from aoe_runner.errors import AoeRunnerError, ExitCode, UsageError
+from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
 from aoe_runner.fsutil import atomic_write_text
 from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.runs.manifest import BankInventory, RunStatus
@@ -94,6 +96,7 @@ def remove_runs(store: RunStore, rows: list[RunRow]) -> Removal:
     for row in rows:
         if store.is_live(row.id):
             raise RunIsLive(f"run {row.id} is running (pid of its supervisor alive); it can be removed once it ends")
+    store.home.mkdir(parents=True, exist_ok=True)  # a new home: nothing to remove, and nowhere for the journal yet
     atomic_write_text(store.home / JOURNAL, json.dumps([row.id for row in rows]) + "\n")
     _carry_out(store, [row.id for row in rows], removal.notes)
     return removal
@@ -101,6 +104,7 @@ def remove_runs(store: RunStore, rows: list[RunRow]) -> Removal:
 
 def finish_interrupted(store: RunStore) -> list[str]:
     """Finish a removal a crash or Ctrl-C interrupted; the ids it removed."""
+    _refuse_unsafe_places(store)
     journal = store.home / JOURNAL
     try:
         ids = json.loads(journal.read_text())
@@ -134,6 +138,26 @@ def _carry_out(store: RunStore, ids: list[str], notes: list[str]) -> None:
             keep_whole=[_stub(row.bank_before) for row in kept if row.kind == TUNING and row.bank_before],
         )
     (store.home / JOURNAL).unlink(missing_ok=True)
+
+
+def _refuse_unsafe_places(store: RunStore) -> None:
+    """The directories a removal deletes in must be the home's own: through a symbolic link (trash -> ~/models) it
+    would delete elsewhere, and in a directory anyone may write to, anyone could plant such a link. InputError if
+    not. (The home itself may be reached through a link: AOE_RUNNER_HOME=/data/aoe, say.)"""
+    places = [store.runs_dir, store.home / TRASH, store.blobs.blobs, store.blobs.inventories, store.blobs.banks]
+    for place in [store.home, *places]:
+        try:
+            info = os.stat(place) if place == store.home else os.lstat(place)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise InputError(str(place), f"cannot be checked before anything in it is deleted: {error.strerror}") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise InputError(
+                str(place), "is a symbolic link: runs are removed only inside the aoe-runner home, never through a link"
+            )
+        if info.st_mode & 0o002 and not info.st_mode & stat.S_ISVTX:
+            raise InputError(str(place), "anyone can write to it (and plant a link to delete through): no run is removed there")
 
 
 def _empty_trash(store: RunStore) -> None:

@@ -175,6 +175,43 @@ def test_prune_needs_a_rule_and_rm_a_recorded_run(home: Home) -> None:
     assert missing.returncode == 4 and "no recorded run has this id" in missing.stderr
 
 
+@pytest.mark.parametrize("planted", ["trash", "blobs", "inventories", "runs"])
+def test_prune_never_deletes_through_a_link_planted_in_the_home(home: Home, planted: str) -> None:
+    """`ln -s ~/models home/trash` (or blobs, or inventories): a prune that removed nothing emptied ~/models, since
+    the trash is emptied and the blob store collected on every prune."""
+    tune_bank(home)
+    elsewhere = home.root / "elsewhere"
+    (elsewhere / "model").mkdir(parents=True)
+    (elsewhere / "model" / "epoch90.ckpt").write_text("weeks of training\n")
+    place = home.root / "home" / planted
+    if place.exists():
+        place.rename(place.with_name(f"{planted}.old"))
+    place.symlink_to(elsewhere)
+
+    pruned = aoe_runner(home, "runs", "prune", "--status", "failed", "--yes")
+
+    assert pruned.returncode == 4, pruned.stderr
+    assert f"error: {place}: is a symbolic link: runs are removed only inside the aoe-runner home" in pruned.stderr
+    assert (elsewhere / "model" / "epoch90.ckpt").read_text() == "weeks of training\n"
+
+
+def test_prune_refuses_a_home_anyone_may_write_to_and_works_in_a_new_one(home: Home, tmp_path: Path) -> None:
+    tune_bank(home)
+    (home.root / "home").chmod(0o777)
+    refused = aoe_runner(home, "runs", "prune", "--keep", "0", "--yes")
+    fresh = subprocess.run(
+        [sys.executable, "-m", "aoe_runner", "runs", "prune", "--keep", "0", "--yes"],
+        env={**home.env, "AOE_RUNNER_HOME": str(tmp_path / "new")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert refused.returncode == 4 and "anyone can write to it" in refused.stderr, refused.stderr
+    assert len(home.manifests()) == 1
+    assert fresh.returncode == 0 and "removed 0 runs" in fresh.stdout, fresh.stderr  # was exit 3: no home for its journal
+
+
 def test_older_than_and_status_narrow_what_goes(home: Home) -> None:
     tune_bank(home)
     code, _, _ = tune(home, "exit", "3", options=("--bank", str(home.root / "bank")))
