@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -308,10 +309,20 @@ def bank_restore(
         terminal.result("".join(line + "\n" for line in plan.lines()))
         if dry_run:
             return ExitCode.OK
-        backup = store.home / "bank-backups" / f"{datetime.now():%Y%m%d-%H%M%S}-before-restoring-{manifest.id}"
+        backup = _new_path(store.home / "bank-backups" / f"{datetime.now():%Y%m%d-%H%M%S}-before-restoring-{manifest.id}")
         apply_restore(plan, backup)
     terminal.info(f"restored {bank} to its state before run {manifest.id}; the replaced files are in {backup}")
     return ExitCode.OK
+
+
+def _new_path(wanted: Path) -> Path:
+    """`wanted`, or with -2, -3... when it is taken: a restore run again in the same second (after an interrupted
+    one, say) backs up into a directory of its own (the bank's lock keeps two restores of it from racing)."""
+    candidate, number = wanted, 1
+    while os.path.lexists(candidate):
+        number += 1
+        candidate = wanted.with_name(f"{wanted.name}-{number}")
+    return candidate
 
 
 def _count(n: int, noun: str) -> str:

@@ -75,6 +75,30 @@ def test_a_symlink_planted_in_the_bank_is_removed_not_written_through(home: Home
     assert os.readlink(backup / "sub") == str(outside)  # what was replaced is kept, as it was
 
 
+def test_a_restore_run_again_within_the_same_second_backs_up_beside_the_first(home: Home) -> None:
+    """The backup directory is named to the second and its files made with O_EXCL: a restore run again at once
+    (after an interrupted one, or twice in a row) failed with 'File exists' and restored nothing. Backups of this
+    second and the next few are made beforehand, so the test does not race the clock."""
+    from datetime import timedelta
+
+    run_id = _recorded_run(home)
+    (home.root / "bank" / "sub" / "x").write_bytes(b"tuned")
+    backups = home.root / "home" / "bank-backups"
+    now = datetime.now()
+    taken = [backups / f"{now + timedelta(seconds=k):%Y%m%d-%H%M%S}-before-restoring-{run_id}" for k in range(4)]
+    for directory in taken:
+        (directory / "sub").mkdir(parents=True)
+        (directory / "sub" / "x").write_bytes(b"an earlier backup")
+
+    restored = aoe_runner(home, "bank", "restore", run_id)
+
+    assert restored.returncode == 0, restored.stderr
+    assert (home.root / "bank" / "sub" / "x").read_bytes() == b"the strategy before the run"
+    assert all((directory / "sub" / "x").read_bytes() == b"an earlier backup" for directory in taken)
+    (new,) = set(backups.iterdir()) - set(taken)
+    assert (new / "sub" / "x").read_bytes() == b"tuned"
+
+
 def test_a_symlink_planted_in_the_snapshot_is_not_followed(home: Home) -> None:
     run_id = _recorded_run(home)
     elsewhere = home.root / "elsewhere"
