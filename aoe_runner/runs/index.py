@@ -165,6 +165,8 @@ class RunIndex:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":  # a damaged page past the header
+                raise sqlite3.DatabaseError("database disk image is malformed")
             if _columns(db) != _COLUMN_NAMES:  # new, empty (0 bytes), or written by another version
                 with db:
                     db.execute("DROP TABLE IF EXISTS runs")

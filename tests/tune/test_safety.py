@@ -296,14 +296,25 @@ def test_a_broken_manifest_is_a_warning_and_the_rest_of_the_history_stays(home: 
     assert f"comparing run {oldest['id']} (old) with run {newest['id']} (new)" in compared.stderr
 
 
-@pytest.mark.parametrize("damage", [b"", b"this is not a database" * 100], ids=["empty", "garbage"])
-def test_an_empty_or_garbage_index_is_rebuilt_from_the_manifests(home: Home, damage: bytes) -> None:
+@pytest.mark.parametrize("damage", ["empty", "garbage", "a damaged page"])
+def test_an_empty_garbage_or_damaged_index_is_rebuilt_from_the_manifests(home: Home, damage: str) -> None:
+    """A damaged page past the header (the file opens, its table is listed) was 'database disk image is malformed'
+    on every command (exit 3), and tune refused to start."""
     for _ in range(2):
         assert tune(home, "exit", "0")[0] == 0
     database = home.root / "home" / "runs.db"
+    with sqlite3.connect(database) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     for suffix in ("-wal", "-shm"):
         Path(f"{database}{suffix}").unlink(missing_ok=True)
-    database.write_bytes(damage)
+    if damage == "a damaged page":
+        data = bytearray(database.read_bytes())
+        page = int.from_bytes(data[16:18], "big")
+        assert len(data) >= 2 * page
+        data[page : 2 * page] = b"\xff" * page  # page 2: the runs table's
+        database.write_bytes(bytes(data))
+    else:
+        database.write_bytes(b"" if damage == "empty" else b"this is not a database" * 100)
 
     listed = aoe_runner(home, "runs", "list", "--json")
 
