@@ -84,10 +84,18 @@ def open_store(warn: Callable[[str], None] | None = None, home: Path | None = No
 
 def check_url(url: str, source: str) -> str:
     url = url.strip()
-    secrets.remember(urlsplit(url).password if "://" in url else None)
     if url == LOCAL:
         return url
-    if urlsplit(url).scheme not in _SCHEMES:
+    if "#" in url:  # read as the start of a fragment, it would cut a password in two and show its second half
+        raise UsageError(f"{source}: write '#' in the store URL as %23 (or keep the password in ~/.pgpass or PGPASSWORD)")
+    try:
+        url.encode("utf-8")
+        parts = urlsplit(url)
+        secrets.remember(parts.password)
+    except (ValueError, UnicodeError) as error:  # an unclosed [ of an IPv6 host; bytes that are not UTF-8
+        why = "it is not UTF-8 text" if isinstance(error, UnicodeError) else str(error)
+        raise UsageError(f"{source}: not a store URL aoe-runner can read: {why}") from None
+    if parts.scheme not in _SCHEMES:
         raise UsageError(f"{source}: {redact(url)!r} is not a postgresql:// URL (or 'local')")
     return url
 
@@ -95,6 +103,9 @@ def check_url(url: str, source: str) -> str:
 def redact(url: str) -> str:
     """The URL as it may be shown: without its password."""
     return secrets.scrub(without_password(url))
+
+
+_SECRET_PARAMETERS = ("password", "sslpassword")  # the server's password, and the passphrase of the client's key
 
 
 def without_password(url: str) -> str:
@@ -109,8 +120,8 @@ def without_password(url: str) -> str:
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     query = (
         parts.query
-        if all(key != "password" for key, _ in pairs)
-        else urlencode([p for p in pairs if p[0] != "password"], safe="/")
+        if all(key not in _SECRET_PARAMETERS for key, _ in pairs)
+        else urlencode([p for p in pairs if p[0] not in _SECRET_PARAMETERS], safe="/")
     )
     return f"{parts.scheme}://{netloc}{parts.path}{'?' + query if query else ''}"  # urlunsplit would drop an empty host
 
@@ -122,6 +133,8 @@ def read_config(home: Path) -> dict[str, str]:
         return {}
     except OSError as error:
         raise UsageError(f"{home / CONFIG_NAME}: cannot read the store configuration: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{home / CONFIG_NAME}: cannot read the store configuration: it is not UTF-8 text") from None
     pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#"))
     return {key.strip(): value.strip() for key, value in pairs}
 

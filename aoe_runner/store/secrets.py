@@ -11,8 +11,11 @@ import os
 import re
 
 _SEEN: set[str] = set()
-_IN_URL = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/:@\s]*:)(?P<secret>[^@\s/]*)@", re.IGNORECASE)
-_IN_CONNINFO = re.compile(r"(?P<head>\bpassword\s*=\s*)(?P<secret>'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+# a password may hold / or # (libpq takes them): everything up to the @ is hidden
+_IN_URL = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/:@\s]*:)(?P<secret>[^@\s]*)@", re.IGNORECASE)
+_IN_CONNINFO = re.compile(
+    r"(?P<head>\b(?:ssl)?password\s*=\s*)(?P<secret>'(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE
+)  # also a URL's ?password=...&... and the client key's passphrase
 HIDDEN = "***"
 
 

@@ -90,6 +90,43 @@ def test_scrub_hides_passwords_in_urls_conninfo_and_those_seen_before() -> None:
     assert crashlog is not None
 
 
+def test_scrub_hides_a_password_holding_a_slash_or_hash_and_the_client_keys_passphrase() -> None:
+    """libpq takes / and # in a password; the pattern stopped at /, and sslpassword= was not seen as a secret."""
+    text = "postgresql://me:Zx/Qw9Secret@db/x postgresql://me:Ab#CdEf@db/y postgresql://me@db/z?sslpassword=Key1&a=b"
+    assert secrets.scrub(text) == "postgresql://me:***@db/x postgresql://me:***@db/y postgresql://me@db/z?sslpassword=***&a=b"
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("postgresql://me:Ab#CdEf@127.0.0.1:5432/aoe", "write '#' in the store URL as %23"),
+        ("postgresql://me@[::1/aoe", "not a store URL aoe-runner can read: Invalid IPv6 URL"),
+        ("postgresql://me@db/a\udcff", "not a store URL aoe-runner can read: it is not UTF-8 text"),
+    ],
+    ids=["hash", "unclosed IPv6", "not UTF-8"],
+)
+def test_a_store_url_that_cannot_be_read_safely_is_a_usage_error_that_shows_no_password(url: str, why: str) -> None:
+    """store init with '#' in the password wrote 'postgresql://me:Ab' to store.conf and showed the rest; an unclosed
+    [ and a byte that is not UTF-8 were exit 3."""
+    from aoe_runner.errors import UsageError
+    from aoe_runner.store.config import check_url
+
+    with pytest.raises(UsageError) as refused:
+        check_url(url, "--store")
+
+    assert why in str(refused.value) and "CdEf" not in str(refused.value)
+
+
+def test_a_client_key_passphrase_is_not_written_and_is_refused_in_store_conf(tmp_path: Path) -> None:
+    from aoe_runner.store.config import without_password
+
+    assert without_password("postgresql://me@db/aoe?sslpassword=Key1&sslmode=require") == "postgresql://me@db/aoe?sslmode=require"
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "store.conf").write_text("url = postgresql://me@db/aoe?sslpassword=Key1\n")
+    done = aoe_runner(Home(tmp_path), "runs", "list")
+    assert done.returncode == 2 and "store.conf: holds a password" in done.stderr and "Key1" not in done.stderr
+
+
 def test_the_password_can_come_from_a_pgpass_file_alone(tmp_path: Path, secret_url: str) -> None:
     pgpass = tmp_path / "pgpass"
     pgpass.write_text(f"*:*:*:{PASSWORD_ROLE}:{PASSWORD}\n")
