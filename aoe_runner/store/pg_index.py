@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.errors import ExitCode, InputError
-from aoe_runner.runs.index import _COLUMN_NAMES, RunFilter, RunRow, conditions, values_of
+from aoe_runner.runs.index import _COLUMN_NAMES, RunFilter, RunRow, conditions, storable, values_of
 from aoe_runner.runs.status import RunStatus
 from aoe_runner.store import pg_schema, secrets
 
@@ -67,7 +67,7 @@ class PgIndex:
                 cursor.executemany(
                     "INSERT INTO run_results (run_id, kind, name, tuned_us, baseline_us, speedup)"
                     " VALUES (%s, %s, %s, %s, %s, %s)",
-                    [(manifest.id, r.kind, r.name, r.tuned_us, r.baseline_us, r.speedup) for r in results],
+                    result_rows(manifest.id, results),
                 )
 
     def delete(self, ids: list[str]) -> None:
@@ -178,3 +178,27 @@ def _reason(error: BaseException) -> str:
     """psycopg's message in one line, without a password."""
     text = " ".join(str(error).split()) or type(error).__name__
     return secrets.scrub(text)
+
+
+MAX_NAME_CHARACTERS = 600  # at 4 bytes a character, under the 2,704 bytes of a PostgreSQL index row
+
+
+def result_rows(run_id: str, results: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """run_results' rows of a run: each name as the database can take it (stored_name), one row per kind and name
+    (the first: two operators whose labels read the same, op types ["A", "B"] and "A+B", are one entry there)."""
+    rows: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for r in results:
+        name = stored_name(r.name)
+        rows.setdefault((r.kind, name), (run_id, r.kind, name, r.tuned_us, r.baseline_us, r.speedup))
+    return list(rows.values())
+
+
+def stored_name(name: str) -> str:
+    """A name as PostgreSQL text and its index take it: a lone surrogate and NUL escaped, and a name too long for
+    an index row cut, with a hash of the whole name so that two long names stay apart."""
+    text = str(storable(name)).replace("\x00", "\\x00")
+    if len(text) <= MAX_NAME_CHARACTERS:
+        return text
+    from hashlib import sha256
+
+    return f"{text[: MAX_NAME_CHARACTERS - 20]}...{sha256(text.encode()).hexdigest()[:16]}"
