@@ -283,6 +283,21 @@ def test_a_damaged_stored_inventory_is_bad_input_and_the_next_run_reads_the_bank
     assert store.last_inventory(bank) is None  # the next run reads every file of the bank, as on a first run
 
 
+def _one_run_edited_by_hand(tmp_path: Path, where: tuple[str, ...], value: object) -> tuple[Home, dict]:
+    """A home with one real run whose manifest's field at `where` (keys, outermost first) now holds `value`."""
+    home = Home(tmp_path)
+    code, _, err = tune(home, "exit", "0")
+    assert code == 0, err
+    (path,) = (tmp_path / "home" / "runs").glob("*/manifest.json")
+    manifest = json.loads(path.read_text())
+    held = manifest
+    for key in where[:-1]:
+        held = held[key]
+    held[where[-1]] = value
+    path.write_text(json.dumps(manifest))
+    return home, manifest
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [("started_at", "2026-11-22T07:38:36"), ("ended_at", "2026-11-22T07:39:00"), ("device", 10**30)],
@@ -291,13 +306,7 @@ def test_a_hand_edited_manifest_with_a_time_without_zone_or_a_huge_device_is_lis
     tmp_path: Path, field: str, value: object
 ) -> None:
     """A naive time was subtracted from an aware one (TypeError), a device of 10**30 overflowed SQLite: exit 3 each."""
-    home = Home(tmp_path)
-    code, _, err = tune(home, "exit", "0")
-    assert code == 0, err
-    (path,) = (tmp_path / "home" / "runs").glob("*/manifest.json")
-    manifest = json.loads(path.read_text())
-    manifest[field] = value
-    path.write_text(json.dumps(manifest))
+    home, manifest = _one_run_edited_by_hand(tmp_path, (field,), value)
     (tmp_path / "home" / "runs.db").unlink()  # rebuilt from the manifests
 
     listed, shown = aoe_runner(home, "runs", "list"), aoe_runner(home, "runs", "show", manifest["id"])
@@ -318,16 +327,7 @@ def test_a_hand_edited_manifest_beyond_what_a_run_can_record_is_one_line_and_the
     tmp_path: Path, where: tuple[str, ...], value: object, why: str
 ) -> None:
     """A size of 10**400 overflowed the history page's float division, year 1 at +05:00 has no UTC time: exit 3."""
-    home = Home(tmp_path)
-    code, _, err = tune(home, "exit", "0")
-    assert code == 0, err
-    (path,) = (tmp_path / "home" / "runs").glob("*/manifest.json")
-    manifest = json.loads(path.read_text())
-    held = manifest
-    for key in where[:-1]:
-        held = held[key]
-    held[where[-1]] = value
-    path.write_text(json.dumps(manifest))
+    home, manifest = _one_run_edited_by_hand(tmp_path, where, value)
 
     shown = aoe_runner(home, "runs", "show", manifest["id"])
     page = aoe_runner(home, "runs", "report", "-o", str(tmp_path / "history.html"))
