@@ -106,6 +106,7 @@ class RunIndex:
         self.path = path
         self._manifests = manifests  # every readable manifest on disk, for a rebuild
         self._warn = warn
+        self._checked = False  # the file's pages were checked once (quick_check reads them all)
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -165,8 +166,10 @@ class RunIndex:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":  # a damaged page past the header
-                raise sqlite3.DatabaseError("database disk image is malformed")
+            if not self._checked:
+                if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":  # a damaged page past the header
+                    raise sqlite3.DatabaseError("database disk image is malformed")
+                self._checked = True
             if _columns(db) != _COLUMN_NAMES:  # new, empty (0 bytes), or written by another version
                 with db:
                     db.execute("DROP TABLE IF EXISTS runs")
