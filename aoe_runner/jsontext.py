@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # pydantic loads with the records that are written or read, not with this module
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter, ValidationError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _Record = TypeVar("_Record")
@@ -53,6 +53,13 @@ def load_json(kind: type[_Record], data: bytes | str) -> _Record:
         if not any(problem["type"] == "json_invalid" and "surrogate" in problem["msg"] for problem in error.errors()):
             raise
     return adapter.validate_python(json.loads(data))
+
+
+def first_problem(error: ValidationError) -> tuple[str, str]:
+    """Where a record's first problem is (`bank_after.stored_bytes`; empty at its top level) and what it is, without
+    pydantic's "Value error, " in front of a validator's own words."""
+    first = error.errors()[0]
+    return ".".join(str(part) for part in first["loc"]), first["msg"].removeprefix("Value error, ")
 
 
 def _adapter(kind: type[Any]) -> TypeAdapter[Any]:

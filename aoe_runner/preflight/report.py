@@ -8,7 +8,7 @@ from pathlib import Path
 
 from aoe_runner.errors import ExitCode, InputError
 from aoe_runner.fsutil import write_output
-from aoe_runner.jsontext import dump_json, load_json
+from aoe_runner.jsontext import dump_json, first_problem, load_json
 from aoe_runner.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.checks import CheckResult, Status, run_checks
 from aoe_runner.preflight.facts import HostFacts
@@ -46,9 +46,8 @@ def load_facts(path: Path) -> HostFacts:
     try:
         return load_json(HostFacts, read_with_status(str(path))[0])  # a FIFO is refused, not waited on
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the top level"
-        raise InputError(str(path), f"not a saved host-facts file: {where}: {first['msg']}") from None
+        where, why = first_problem(error)
+        raise InputError(str(path), f"not a saved host-facts file: {where or 'the top level'}: {why}") from None
 
 
 def refuse_unreadable_ini(path: Path) -> None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from aoe_runner.errors import InputError
 from aoe_runner.fsutil import atomic_write_text
-from aoe_runner.jsontext import dump_json, load_json
+from aoe_runner.jsontext import dump_json, first_problem, load_json
 from aoe_runner.runs.index import Index, RunFilter, RunIndex, RunRow, row_of
 from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
 
@@ -343,7 +343,5 @@ def _first_problem(error: ValueError) -> str:
 
     if not isinstance(error, ValidationError):
         return str(error)
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    why = first["msg"].removeprefix("Value error, ")
+    where, why = first_problem(error)
     return f"{where}: {why}" if where else why
