@@ -263,6 +263,7 @@ def _remove(store: RunStore, rows: list[RunRow], really: bool, hint: str | None)
 
     from aoe_runner.render.runs import render_removal
     from aoe_runner.runs.prune import finish_interrupted, plan_removal, remove_runs
+    from aoe_runner.runs.store import reason_of
 
     try:
         finished = finish_interrupted(store) if really else []
@@ -270,9 +271,9 @@ def _remove(store: RunStore, rows: list[RunRow], really: bool, hint: str | None)
             terminal.info(f"finished an interrupted removal of {_count(len(finished), 'run')}")
         removal = remove_runs(store, rows) if really else plan_removal(store, rows)
     except (OSError, sqlite3.Error) as error:  # a full disk, a read-only home, an index another process holds
-        why = (error.strerror if isinstance(error, OSError) else None) or str(error)
         raise InputError(
-            str(store.home), f"cannot remove runs there: {why}; the next runs prune or runs rm finishes what was begun"
+            str(store.home),
+            f"cannot remove runs there: {reason_of(error)}; the next runs prune or runs rm finishes what was begun",
         ) from None
     terminal.result(render_removal(removal, done=really))
     for note in removal.notes:

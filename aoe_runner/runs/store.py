@@ -86,8 +86,7 @@ class RunStore:
             probe.unlink()
             self.index.check_writable()
         except (OSError, sqlite3.Error) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            raise InputError(str(self.home), f"cannot record runs here: {reason} (set AOE_RUNNER_HOME)") from None
+            raise InputError(str(self.home), f"cannot record runs here: {reason_of(error)} (set AOE_RUNNER_HOME)") from None
 
     def create_run_directory(self, started_at: datetime) -> tuple[str, Path]:
         while True:
@@ -126,7 +125,7 @@ class RunStore:
             self.index.upsert(manifest)
         except (OSError, sqlite3.Error) as error:
             shutil.rmtree(self.run_dir(manifest.id), ignore_errors=True)
-            raise InputError(str(self.home), f"cannot record the run, nothing was started: {_reason(error)}") from None
+            raise InputError(str(self.home), f"cannot record the run, nothing was started: {reason_of(error)}") from None
 
     def save_end(self, manifest: RunManifest) -> list[str]:
         """Record a run's end whatever the disk says; returns what could not be recorded, as warnings."""
@@ -141,7 +140,7 @@ class RunStore:
         try:
             self.index.upsert(manifest)
         except (OSError, sqlite3.Error) as error:
-            problems.append(f"the run index {self.db_path} could not be updated: {_reason(error)}")
+            problems.append(f"the run index {self.db_path} could not be updated: {reason_of(error)}")
         return problems
 
     def _write_end(self, path: Path, manifest: RunManifest) -> RunManifest | None:
@@ -333,7 +332,8 @@ def _compact(manifest: RunManifest) -> RunManifest:
     return replace(manifest, bank_before=replace(manifest.bank_before, files=[]), bank_after=None)
 
 
-def _reason(error: BaseException) -> str:
+def reason_of(error: BaseException) -> str:
+    """An OSError's own words (No space left on device), else the error's message (a database's)."""
     return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
 
 
