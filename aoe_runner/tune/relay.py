@@ -5,6 +5,9 @@ and a plain write then blocks until it reads again: timers and signals would wai
 `TerminalWriter` hands each chunk to a thread of its own, which does the blocking write. When more
 than `limit` bytes wait, new chunks are dropped and counted, so memory stays bounded and the caller
 never waits; the log file, written directly, still gets every byte.
+
+Our own messages (notices, the status line) go in only where the script's output is at a line break: one that
+comes while the script has begun a line and not ended it waits, up to HOLD_S, for the line to end.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import BinaryIO, TextIO, cast
 DEFAULT_LIMIT = 4 << 20
 WRITE_PIECE = 1 << 16  # a blocking write returns only when all of it is in: pieces let a close count what was shown
 DRAIN_AT_EXIT_S = 2.0  # at the end, how long a slow reader gets to take what is still queued
+HOLD_S = 1.0  # how long our message waits for the script to end a line it has begun (a progress bar never does)
 
 
 class TerminalWriter:
@@ -35,22 +39,64 @@ class TerminalWriter:
         self._chunks: deque[bytes] = deque()
         self._waiting = 0
         self._closed = False
+        self._line_open = False  # the script's last byte here was not a line break
+        self._held: list[bytes] = []  # our messages, waiting for that line to end
+        self._held_since = 0.0
         self._condition = threading.Condition()
         self._thread = threading.Thread(target=self._drain, name=f"aoe-runner {name} writer", daemon=True)
         self._thread.start()
 
     def write(self, data: bytes) -> bool:
-        """Queue data; False when it was dropped (the reader is too far behind, or the fd failed)."""
+        """Queue the script's output; False when it was dropped (the reader is too far behind, or the fd failed)."""
         if not data:
             return True
         with self._condition:
-            if self.error is not None or self._closed or self._waiting + len(data) > self.limit:
-                self.dropped_bytes += len(data)
+            if not self._accepts(len(data)):
                 return False
+            if self._held and b"\n" in data:  # the line our messages wait for ends here: they go right after it
+                end = data.index(b"\n") + 1
+                self._queue(data[:end])
+                self._release_held(b"")
+                data = data[end:]
+            self._queue(data)
+            if data:
+                self._line_open = not data.endswith(b"\n")
+        return True
+
+    def say(self, data: bytes) -> bool:
+        """Queue one of our own messages, at a line break of the script's output (see HOLD_S)."""
+        if not data:
+            return True
+        with self._condition:
+            if not self._accepts(len(data)):
+                return False
+            if self._line_open:
+                if not self._held:
+                    self._held_since = time.monotonic()
+                self._held.append(data)
+                self._condition.notify()  # the drain thread keeps the time
+            else:
+                self._queue(data)
+        return True
+
+    def _accepts(self, size: int) -> bool:
+        if self.error is not None or self._closed or self._waiting + size > self.limit:
+            self.dropped_bytes += size
+            return False
+        return True
+
+    def _queue(self, data: bytes) -> None:
+        if data:
             self._chunks.append(data)
             self._waiting += len(data)
             self._condition.notify()
-        return True
+
+    def _release_held(self, before: bytes) -> None:
+        """Queue our held messages (after `before`: a line break, when the script's line is left open)."""
+        if self._held:
+            self._queue(before + b"".join(self._held))
+            self._held.clear()
+            self._line_open = False
 
     def close(self, wait_s: float) -> None:
         """Let the thread write what waits for up to wait_s; what is still waiting then counts as dropped."""
@@ -63,6 +109,7 @@ class TerminalWriter:
 
     def stop_accepting(self) -> None:
         with self._condition:
+            self._release_held(b"\n")
             self._closed = True
             self._condition.notify()
 
@@ -86,7 +133,12 @@ class TerminalWriter:
         while True:
             with self._condition:
                 while not self._chunks and not self._closed:
-                    self._condition.wait()
+                    if not self._held:
+                        self._condition.wait()
+                    elif (left := self._held_since + HOLD_S - time.monotonic()) > 0:
+                        self._condition.wait(left)
+                    else:
+                        self._release_held(b"\n")  # the line has stayed open too long: ours go on a line of their own
                 if not self._chunks:
                     return
                 chunk = self._chunks[0]
@@ -153,7 +205,7 @@ class _RawFront(io.RawIOBase):
         return True
 
     def write(self, data: bytes) -> int:  # type: ignore[override]
-        self._writer.write(bytes(data))
+        self._writer.say(bytes(data))
         return len(data)
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from aoe_runner.errors import UsageError
 from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
-from aoe_runner.tune import supervisor
+from aoe_runner.tune import relay, supervisor
 from aoe_runner.tune.markers import HINTS, MARKERS, MarkerScanner
 from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.request import parse_duration
@@ -271,7 +271,7 @@ def _selector_use(tmp_path: Path, widen: bool, script: tuple[str, ...]) -> dict[
 
 SELECTOR_USE = """
 import atexit, io, json, selectors, sys
-from aoe_runner.tune import supervisor
+from aoe_runner.tune import relay, supervisor
 if sys.argv.pop(1) == "keep":
     supervisor._F_SETPIPE_SZ = None  # as where a pipe cannot be widened
 use = {"pipes polled": 0, "gathering waits": 0}
@@ -316,6 +316,80 @@ def test_a_terminal_writer_counts_as_dropped_only_what_never_reached_the_reader_
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def _written_by(writer: TerminalWriter, read_end: int) -> bytes:
+    writer.close(wait_s=2.0)
+    return os.read(read_end, 1 << 16)
+
+
+def test_our_message_waits_for_the_line_the_script_has_begun_and_goes_right_after_it() -> None:
+    """A notice landed inside a script line that the pipe had delivered in two pieces (a flaky README test)."""
+    read_end, write_end = os.pipe()
+    try:
+        writer = TerminalWriter(write_end, "stdout")
+        writer.write(b"step 1\nstep ")
+        writer.say(b"aoe-runner: AOE tuning is on\n")
+        writer.say(b"aoe-runner: second\n")
+        writer.write(b"2 done\nstep 3")
+        writer.write(b" done\n")
+        writer.say(b"aoe-runner: at a line break\n")
+        shown = _written_by(writer, read_end)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert shown == (
+        b"step 1\nstep 2 done\naoe-runner: AOE tuning is on\naoe-runner: second\nstep 3 done\naoe-runner: at a line break\n"
+    )
+
+
+@pytest.mark.parametrize("ending", ["after HOLD_S", "at close"])
+def test_a_line_the_script_leaves_open_holds_our_message_only_so_long(ending: str) -> None:
+    """A progress bar never ends its line: our message then goes on a line of its own, after HOLD_S or at the end."""
+    read_end, write_end = os.pipe()
+    try:
+        writer = TerminalWriter(write_end, "stdout")
+        writer.write(b"50%")
+        started = time.monotonic()
+        writer.say(b"aoe-runner: notice\n")
+        if ending == "after HOLD_S":
+            os.set_blocking(read_end, True)
+            assert os.read(read_end, 100) == b"50%"
+            assert os.read(read_end, 100) == b"\naoe-runner: notice\n"
+            assert time.monotonic() - started >= relay.HOLD_S * 0.9
+            writer.write(b"\r60%\n")
+            assert _written_by(writer, read_end) == b"\r60%\n"
+        else:
+            assert _written_by(writer, read_end) == b"50%\naoe-runner: notice\n"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_tune_puts_its_notices_between_the_lines_of_a_script_that_writes_a_line_in_pieces(tmp_path: Path) -> None:
+    """The end-to-end case, stdout and stderr one pipe (2>&1): the marker's notice waits for the line being written."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys, time\n"
+        "sys.stdout.write('I1121 in tune mode, training graph handled by tools\\nstep 1 of'); sys.stdout.flush()\n"
+        "time.sleep(0.3)\n"
+        "print(' 2 done', flush=True)\n"
+    )
+    home = Home(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "aoe_runner", "tune", str(script), "--mode", "op", "--force"],
+        env=home.env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stdout
+    assert "step 1 of 2 done" in lines
+    notice = next(line for line in lines if "AOE tuning is on" in line)
+    assert notice.startswith("aoe-runner: ") and lines.index(notice) > lines.index("step 1 of 2 done")
 
 
 def test_every_delivery_of_a_signal_is_counted_though_python_runs_its_handler_once() -> None:
