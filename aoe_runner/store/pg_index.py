@@ -3,10 +3,17 @@
 Rows have the local index's columns (runs/index.py) plus the host that recorded the run and where its artifacts are.
 Writes are upserts by run id, so recording or pushing a run twice leaves one row. Every psycopg error becomes a
 StoreUnavailable whose message has passed through secrets.scrub(): psycopg may quote the connection string.
+
+No use of the store can wait for ever: connecting gives up after CONNECT_TIMEOUT_S, the server gives up a statement
+after a use's limit (WRITE_LIMIT_S, READ_LIMIT_S) and a lock wait after LOCK_LIMIT_S, and a server that stops
+answering at all (stopped, cut off by the network) has the connection cut from our side WATCHDOG_MARGIN_S later.
 """
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +29,11 @@ if TYPE_CHECKING:
 
     from aoe_runner.runs.manifest import RunManifest
 
-CONNECT_TIMEOUT_S = 5
+CONNECT_TIMEOUT_S = 5  # unless the URL or PGCONNECT_TIMEOUT says otherwise
+WRITE_LIMIT_S = 10  # recording a run: tune and verify wait no longer than this for the store, per write
+READ_LIMIT_S = 60  # reading commands
+LOCK_LIMIT_S = 5  # waiting for a lock another session holds (a `LOCK TABLE runs` left open)
+WATCHDOG_MARGIN_S = 3  # after a use's limit, how long the server has to say it gave up before we cut the connection
 _TIMES = ("started_at", "ended_at")
 _STORED = (*_COLUMN_NAMES, "artifacts", "manifest")
 
@@ -31,6 +42,10 @@ class StoreUnavailable(InputError):
     """The shared store cannot be reached or used: one line, exit 4 (an input that cannot be read)."""
 
     exit_code = ExitCode.BAD_INPUT
+
+    def __init__(self, where: str, message: str, timed_out: bool = False) -> None:
+        super().__init__(where, message)
+        self.timed_out = timed_out  # it used up a limit: asking again at once would wait as long again
 
 
 @dataclass(frozen=True)
@@ -57,7 +72,7 @@ class PgIndex:
         values = [*values_of(manifest), artifacts, dump_json(manifest)]
         placeholders = ", ".join(["%s"] * (len(values) - 1) + ["%s::jsonb"])
         updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in _STORED[1:])
-        with self.transaction() as db:
+        with self.transaction(WRITE_LIMIT_S) as db:
             db.execute(
                 f"INSERT INTO runs ({', '.join(_STORED)}) VALUES ({placeholders}) ON CONFLICT (id) DO UPDATE SET {updates}",
                 values,
@@ -71,7 +86,7 @@ class PgIndex:
                 )
 
     def delete(self, ids: list[str]) -> None:
-        with self.transaction() as db:
+        with self.transaction(WRITE_LIMIT_S) as db:
             db.execute("DELETE FROM runs WHERE id = ANY(%s)", (ids,))
 
     # -- reading --------------------------------------------------------------------------------
@@ -116,46 +131,66 @@ class PgIndex:
             return list(db.execute(sql, values))
 
     def check_writable(self) -> None:
-        with self.transaction() as db:
+        with self.transaction(WRITE_LIMIT_S) as db:
             db.execute("SELECT 1 FROM runs LIMIT 0")
 
     # -- connecting -----------------------------------------------------------------------------
 
     @contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection]:
-        """One transaction; any psycopg error is a StoreUnavailable with a scrubbed message."""
+    def transaction(self, limit_s: float = READ_LIMIT_S) -> Iterator[psycopg.Connection]:
+        """One transaction, given up after limit_s; any psycopg error is a StoreUnavailable with a scrubbed message."""
         import psycopg
 
+        watchdog = _Watchdog(limit_s + WATCHDOG_MARGIN_S)
         try:
-            db = self._connect()
-            with db.transaction():
+            db = self._connect(watchdog)
+            with watchdog.guarding(db), db.transaction():
+                db.execute(
+                    "SELECT set_config('statement_timeout', %s, true), set_config('lock_timeout', %s, true)",
+                    (f"{int(limit_s * 1000)}ms", f"{LOCK_LIMIT_S * 1000}ms"),
+                )
                 yield db
         except psycopg.Error as error:
             self.close()
-            raise StoreUnavailable(f"run store {self.shown}", _reason(error)) from None
+            reason = f"no answer from the server in {watchdog.after_s:g} s" if watchdog.fired else _reason(error)
+            timed_out = watchdog.fired or isinstance(error, (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable))
+            raise StoreUnavailable(f"run store {self.shown}", reason, timed_out) from None
 
-    def _connect(self) -> psycopg.Connection:
-        """The connection, opened again when the server went away since its last use (a restart during a run)."""
-        if self._connection is not None and not self._alive(self._connection):
+    def _connect(self, watchdog: _Watchdog) -> psycopg.Connection:
+        """The connection, opened again when the server went away since its last use (a restart during a run).
+
+        The session's own settings are set after connecting, so that the URL's `options` and PGOPTIONS keep theirs:
+        times in UTC, and READ COMMITTED whatever the server's default (a migration must see what the one before it,
+        under the same lock, committed)."""
+        import psycopg
+
+        if self._connection is not None and not self._alive(self._connection, watchdog):
             self.close()
+            if watchdog.fired:  # the server took our bytes and said nothing: a new connection would wait as long
+                raise psycopg.OperationalError("no answer")
         if self._connection is None:
-            import psycopg
+            from psycopg.conninfo import conninfo_to_dict
 
-            self._connection = psycopg.connect(
-                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, options="-c TimeZone=UTC"
-            )
-            if pg_schema.version_if_any(self._connection) != pg_schema.LATEST:
-                pg_schema.migrate(self._connection)
+            timeout = {}
+            if "connect_timeout" not in conninfo_to_dict(self.url) and not os.environ.get("PGCONNECT_TIMEOUT"):
+                timeout["connect_timeout"] = CONNECT_TIMEOUT_S
+            self._connection = psycopg.connect(self.url, autocommit=True, **timeout)
+            self._connection.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+            with watchdog.guarding(self._connection):
+                self._connection.execute("SELECT set_config('TimeZone', 'UTC', false)")
+                if pg_schema.version_if_any(self._connection) != pg_schema.LATEST:
+                    pg_schema.migrate(self._connection)
         return self._connection
 
     @staticmethod
-    def _alive(db: psycopg.Connection) -> bool:
+    def _alive(db: psycopg.Connection, watchdog: _Watchdog) -> bool:
         import psycopg
 
         if db.closed or db.broken:
             return False
         try:
-            db.execute("SELECT 1")
+            with watchdog.guarding(db):
+                db.execute("SELECT 1")
             return True
         except psycopg.OperationalError:
             return False
@@ -164,6 +199,44 @@ class PgIndex:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+class _Watchdog:
+    """Cuts a connection's socket when a use of it outlasts `after_s`: the wait in progress then fails at once.
+
+    The server's own limits come first; this is for a server that no longer answers at all, where they cannot act, and
+    psycopg, waiting on the socket, would wait for ever (even through Ctrl-C: its cancel request goes unanswered too).
+    """
+
+    def __init__(self, after_s: float) -> None:
+        self.after_s = after_s
+        self.fired = False
+        self._lock = threading.Lock()
+        self._socket_fd = -1
+
+    @contextmanager
+    def guarding(self, db: psycopg.Connection) -> Iterator[None]:
+        self._socket_fd = db.pgconn.socket
+        timer = threading.Timer(self.after_s, self._cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                timer.cancel()
+                self._socket_fd = -1  # a timer already running finds nothing to cut
+
+    def _cut(self) -> None:
+        with self._lock:
+            if self._socket_fd < 0:
+                return
+            self.fired = True
+            try:
+                with socket.socket(fileno=os.dup(self._socket_fd)) as connection:
+                    connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed: the wait has ended anyway
 
 
 def _row(values: tuple[Any, ...]) -> RunRow:

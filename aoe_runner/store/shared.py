@@ -10,11 +10,12 @@ supervisor: a run of another host is shown as that host last recorded it.
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aoe_runner.errors import InputError, UsageError
+from aoe_runner.errors import EnvironmentDrift, InputError, UsageError
 from aoe_runner.runs.index import RunFilter, RunIndex, RunRow
 from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
 from aoe_runner.runs.store import RunStore
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from aoe_runner.runs.manifest import RunManifest
 
 PUSH_HINT = "'aoe-runner runs push' uploads it when the store is back"
+RETRY_AFTER_S = 60.0  # after a use of the store ran out of time, how long runs are recorded locally without asking
 
 
 class SharedIndex:
@@ -72,26 +74,25 @@ class SharedRunStore(RunStore):
         self.index = SharedIndex(self, self.local_index, self.shared)
         self._artifacts: dict[str, Path] = {}  # where each run loaded from the database keeps its artifacts
         self.offline = False
+        self._quiet_until = 0.0  # monotonic time: until then, do not wait for a store that has just timed out
 
     # -- writing --------------------------------------------------------------------------------
 
     def ensure_writable(self) -> None:
         super().ensure_writable()
-        try:
-            self.shared.check_writable()
-        except StoreUnavailable as error:
-            self._went_offline(error, "this run")
+        self._try(self.shared.check_writable, "this run")
 
     def publish(self, manifest: RunManifest) -> bool:
         """Send a run to the shared store; False (and one warning) when it cannot be reached.
 
         Every write is tried, so a run whose start was recorded locally only still reaches the store at its end
         when the server is back by then; the warning that it went away, and the note that it came back, are said once.
+        The one exception: for RETRY_AFTER_S after a write ran out of time (a server that does not answer, a lock
+        never released), writes are not tried, so that one run never waits for the store more than once a minute.
         """
-        try:
-            self.send(manifest, self.run_dir(manifest.id))
-        except StoreUnavailable as error:
-            self._went_offline(error, f"run {manifest.id}")
+        if time.monotonic() < self._quiet_until:
+            return False
+        if not self._try(lambda: self.send(manifest, self.run_dir(manifest.id)), f"run {manifest.id}"):
             return False
         if self.offline:
             self.offline = False
@@ -127,7 +128,20 @@ class SharedRunStore(RunStore):
         if self.choice.artifacts is not None:
             yield from (m for m in RunStore._readable_manifests(self) if m.fingerprint.hostname == self.host)
 
+    def _try(self, write: Callable[[], None], what: str) -> bool:
+        """Whether the write reached the store; when it did not, `what` is recorded on this host only."""
+        try:
+            write()
+            return True
+        except StoreUnavailable as error:
+            self._went_offline(error, what)
+        except EnvironmentDrift as error:  # another host upgraded the store's schema: the run goes on, here
+            self._went_offline(StoreUnavailable(f"run store {self.choice.shown}", error.message), what)
+        return False
+
     def _went_offline(self, error: StoreUnavailable, what: str) -> None:
+        if error.timed_out:
+            self._quiet_until = time.monotonic() + RETRY_AFTER_S
         if self.offline:
             return
         self.offline = True

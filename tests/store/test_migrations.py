@@ -68,8 +68,15 @@ def test_a_database_newer_than_this_aoe_runner_is_refused_in_one_line(pg_url: st
         PgIndex(pg_url, "the store").check_writable()
 
 
-def test_two_hosts_migrating_at_once_run_each_step_once(pg_url: str) -> None:
+@pytest.mark.parametrize("isolation", ["read committed", "serializable"])
+def test_two_hosts_migrating_at_once_run_each_step_once(pg_url: str, isolation: str) -> None:
+    """Under the server's default isolation set to serializable, the second host's snapshot was taken before the lock
+    it waited for, so it ran the steps the first had committed again ("relation runs already exists")."""
     from concurrent.futures import ThreadPoolExecutor
+
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        database = db.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        db.execute(f"ALTER DATABASE {database} SET default_transaction_isolation = '{isolation}'")
 
     def open_one(_: int) -> None:
         PgIndex(pg_url, "the store").check_writable()

@@ -4,12 +4,18 @@ and `runs push` makes the shared history whole, once. Reading commands stop in o
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 
+from aoe_runner.store import pg_index
+from aoe_runner.store.pg_index import PgIndex
 from tests.store.conftest import SharedHome
 from tests.store.pg_server import PgServer
 from tests.tune.runner import aoe_runner, start_tune, tune, wait_for_output
@@ -105,3 +111,90 @@ def test_push_uploads_a_history_recorded_before_the_shared_store_even_with_share
     with psycopg.connect(pg_url) as db:
         (artifacts,) = db.execute("SELECT artifacts FROM runs WHERE id = %s", (old["id"],)).fetchone()
     assert artifacts.endswith(f":{tmp_path / 'home' / 'runs' / old['id']}")  # on this host, not in the shared directory
+
+
+def test_a_lock_never_released_costs_a_run_seconds_and_push_sends_it_later(tmp_path: Path, pg_url: str) -> None:
+    """Another session holding `LOCK TABLE runs` kept tune waiting for ever, deaf to Ctrl-C: the lock wait now gives
+    up after LOCK_LIMIT_S, and for a minute after that the store is not asked again."""
+    PgIndex(pg_url, "store").check_writable()  # the schema exists
+    home = SharedHome(tmp_path, pg_url)
+    with psycopg.connect(pg_url) as locker:
+        locker.execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")  # held until this block ends
+        started = time.monotonic()
+        code, _, err = tune(home, "exit", "0")
+        took = time.monotonic() - started
+    assert code == 0, err
+    assert "lock timeout" in err and err.count("recorded on this host only") == 1, err
+    assert took < 2 * pg_index.LOCK_LIMIT_S + 10  # the check before the start, then nothing until the minute is over
+    pushed = aoe_runner(home, "runs", "push")
+    assert "pushed 1 run" in pushed.stderr, pushed.stderr
+
+
+def _server_processes(server: PgServer) -> list[psutil.Process]:
+    postmaster = psutil.Process(int((server.data / "postmaster.pid").read_text().split()[0]))
+    return [postmaster, *postmaster.children(recursive=True)]
+
+
+def test_a_server_that_stops_answering_mid_run_is_cut_off_and_the_run_ends(tmp_path: Path, own_server: PgServer) -> None:
+    """A server that stops answering (here SIGSTOP: the kernel still takes our bytes, so no TCP limit can fire) held
+    tune at the run's end for ever, and SIGTERM did not help: the server's own limits cannot act, and psycopg's
+    cancel request went unanswered too. The connection is now cut from our side."""
+    home = SharedHome(tmp_path, own_server.url("aoe"))
+    process = start_tune(home, "sleep", "1")
+    wait_for_output(process, "recording to", stream="stderr")
+    stopped = _server_processes(own_server)
+    for server_process in stopped:
+        server_process.suspend()
+    try:
+        time.sleep(2)  # the script has ended: tune waits for the server to take the run's end
+        process.send_signal(signal.SIGTERM)  # counted, read once the record is finished
+        _, err = process.communicate(timeout=pg_index.WRITE_LIMIT_S + pg_index.WATCHDOG_MARGIN_S + 30)
+    finally:
+        for server_process in stopped:
+            server_process.resume()
+    limit = pg_index.WRITE_LIMIT_S + pg_index.WATCHDOG_MARGIN_S
+    assert f"no answer from the server in {limit} s" in err and "recorded on this host only" in err, err
+    assert process.returncode == 0, err  # the script's own code: SIGTERM came after it ended
+    (manifest,) = home.manifests()
+    assert manifest["status"] == "succeeded"
+    pushed = aoe_runner(home, "runs", "push")
+    assert "pushed 1 run" in pushed.stderr, pushed.stderr
+
+
+def test_the_urls_options_and_pgoptions_keep_their_settings(tmp_path: Path, pg_url: str) -> None:
+    """Our TimeZone went in as connect(options=...), which replaced the URL's options and PGOPTIONS: a team's
+    search_path was dropped and the tables were made in public."""
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute("CREATE SCHEMA team_a")
+        db.execute("CREATE SCHEMA team_b")
+    in_url = SharedHome(tmp_path / "url", f"{pg_url}&options=-c%20search_path%3Dteam_a")
+    code, _, err = tune(in_url, "exit", "0")
+    assert code == 0 and "recorded on this host only" not in err, err
+    by_env = SharedHome(tmp_path / "env", pg_url)
+    os.environ["PGOPTIONS"] = "-c search_path=team_b"
+    try:
+        code, _, err = tune(by_env, "exit", "0")
+    finally:
+        del os.environ["PGOPTIONS"]
+    assert code == 0 and "recorded on this host only" not in err, err
+    with psycopg.connect(pg_url) as db:
+        tables = db.execute("SELECT table_schema FROM information_schema.tables WHERE table_name = 'runs'").fetchall()
+        assert sorted(tables) == [("team_a",), ("team_b",)]
+        assert db.execute("SELECT count(*) FROM team_a.runs").fetchone() == (1,)
+
+
+def test_a_schema_upgraded_by_another_host_mid_run_leaves_the_run_recorded_here(tmp_path: Path, pg_url: str) -> None:
+    """An aoe-runner newer than this one upgraded the store during the run: the run's end exited 5 after the
+    script's 0. The store is now left out of that run, with one warning, as when it is down."""
+    home = SharedHome(tmp_path, pg_url)
+    process = start_tune(home, "sleep", "1")
+    wait_for_output(process, "recording to", stream="stderr")
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute("UPDATE aoe_runner_schema SET version = version + 1")
+        db.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()"
+        )
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "newer than this aoe-runner knows" in err and "recorded on this host only" in err, err
+    assert home.only_manifest()["status"] == "succeeded"
