@@ -171,7 +171,7 @@ class PgIndex:
         if self._connection is None:
             from psycopg.conninfo import conninfo_to_dict
 
-            timeout = {}
+            timeout: dict[str, Any] = {}
             if "connect_timeout" not in conninfo_to_dict(self.url) and not os.environ.get("PGCONNECT_TIMEOUT"):
                 timeout["connect_timeout"] = CONNECT_TIMEOUT_S
             self._connection = psycopg.connect(self.url, autocommit=True, **timeout)
