@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,18 +58,17 @@ class OperatorResult:
 
 
 class PgIndex:
-    def __init__(self, url: str, shown: str) -> None:
+    def __init__(self, url: str, shown: str, warn: Callable[[str], None] = lambda message: None) -> None:
         self.url = url
         self.shown = shown  # the URL without its password, for messages
+        self.warn = warn  # told of each row that cannot be read (skipped)
         self._connection: psycopg.Connection | None = None
 
     # -- writing --------------------------------------------------------------------------------
 
     def record(self, manifest: RunManifest, artifacts: str, results: Sequence[OperatorResult] = ()) -> None:
         """Insert or replace the run's row, manifest and operator results, in one transaction."""
-        from aoe_runner.jsontext import dump_json
-
-        values = [*values_of(manifest), artifacts, dump_json(manifest)]
+        values = [*values_of(manifest), artifacts, stored_manifest(manifest)]
         placeholders = ", ".join(["%s"] * (len(values) - 1) + ["%s::jsonb"])
         updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in _STORED[1:])
         with self.transaction(WRITE_LIMIT_S) as db:
@@ -99,7 +98,14 @@ class PgIndex:
         if where.limit is not None:
             query += f" LIMIT {int(where.limit)}"
         with self.transaction() as db:
-            return [_row(values) for values in db.execute(query, [value for _, value in found])]
+            found_rows = list(db.execute(query, [value for _, value in found]))
+        rows = []
+        for values in found_rows:
+            try:
+                rows.append(_row(values))
+            except ValueError as error:  # a row changed by hand, or by an aoe-runner that knows more states
+                self.warn(f"{values[0]}: its row in the run store cannot be read ({error}); skipped")
+        return rows
 
     def manifest(self, run_id: str) -> tuple[RunManifest, str | None] | None:
         """The run's manifest and where its artifacts are, or None when the store has no such run."""
@@ -264,6 +270,29 @@ def result_rows(run_id: str, results: Sequence[Any]) -> list[tuple[Any, ...]]:
         name = stored_name(r.name)
         rows.setdefault((r.kind, name), (run_id, r.kind, name, r.tuned_us, r.baseline_us, r.speedup))
     return list(rows.values())
+
+
+def stored_manifest(manifest: RunManifest) -> str:
+    """The manifest as jsonb takes it: JSON with a lone surrogate (a script or file name that is not UTF-8) written
+    as its escape in text, as the index columns hold it; jsonb refuses the `\\udcff` JSON escape itself."""
+    from aoe_runner.jsontext import dump_json
+
+    text = dump_json(manifest, indent=None)
+    if "\\ud" not in text:
+        return text
+    import json
+
+    return json.dumps(_storable_strings(json.loads(text)), ensure_ascii=False, separators=(",", ":"))
+
+
+def _storable_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, list):
+        return [_storable_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {storable(key): _storable_strings(item) for key, item in value.items()}
+    return value
 
 
 def stored_name(name: str) -> str:

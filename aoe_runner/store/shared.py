@@ -68,7 +68,7 @@ class SharedRunStore(RunStore):
         if choice.artifacts is not None:
             self.runs_dir = choice.artifacts / "runs"
             self.blob_root = choice.artifacts
-        self.shared = PgIndex(choice.url, choice.shown)
+        self.shared = PgIndex(choice.url, choice.shown, self.warn)
         self.home_store = RunStore(home, warn)  # this host's history as the local store keeps it, under the home
         self.local_index = RunIndex(self.db_path, self._own_manifests, self.warn)
         self.index = SharedIndex(self, self.local_index, self.shared)

@@ -4,6 +4,7 @@ hosts are listed, shown and compared, and the store is chosen by --store, AOE_RU
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 from dataclasses import replace
@@ -155,3 +156,32 @@ def test_verify_records_its_runs_in_the_shared_store(shared_home: SharedHome) ->
     assert done.returncode in (0, 1), done.stderr
     assert "recorded on this host only" not in done.stderr
     assert sorted(row["mode"] for row in listed(shared_home, "--kind", "verify")) == ["verify:baseline", "verify:tuned"]
+
+
+def test_a_row_changed_by_hand_is_skipped_with_a_warning_and_the_others_are_listed(shared_home: SharedHome) -> None:
+    """A status this aoe-runner does not know (set by hand, or by a newer one) crashed runs list and runs report."""
+    first, second = tune_ok(shared_home), tune_ok(shared_home)
+    with psycopg.connect(shared_home.url, autocommit=True) as db:
+        db.execute("UPDATE runs SET status = 'paused' WHERE id = %s", (first,))
+    for command in (("runs", "list", "--json"), ("runs", "report", "-o", "history.html")):
+        done = aoe_runner(shared_home, *command)
+        assert done.returncode == 0, done.stderr
+        assert (
+            f"warning: {first}: its row in the run store cannot be read ('paused' is not a valid RunStatus); skipped"
+            in done.stderr
+        )
+    assert [row["id"] for row in listed(shared_home)] == [second]
+
+
+def test_a_script_whose_name_is_not_utf8_reaches_the_store(shared_home: SharedHome) -> None:
+    """jsonb refused the manifest's `\\udcff` escape: the run, and every later one, stayed on this host only, and the
+    warning blamed the server. The store's copy holds the escape as text, as its index columns do."""
+    script = shared_home.root / os.fsdecode(b"tr\xffain.py")
+    shutil.copy(SIMULATOR, script)
+    done = aoe_runner(shared_home, "tune", str(script), "--mode", "op", "--force", "--", "exit", "0")
+    assert done.returncode == 0 and "recorded on this host only" not in done.stderr, done.stderr
+    with psycopg.connect(shared_home.url) as db:
+        (stored,) = db.execute("SELECT manifest->>'script' FROM runs").fetchone()  # type: ignore[misc]
+    assert stored == str(shared_home.root / "tr\\udcffain.py")
+    assert listed(shared_home)[0]["script"] == str(shared_home.root / "tr\\udcffain.py")
+    assert shared_home.only_manifest()["script"] == str(script)  # the local record keeps the exact name
