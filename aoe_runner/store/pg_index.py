@@ -35,7 +35,7 @@ READ_LIMIT_S = 60  # reading commands
 LOCK_LIMIT_S = 5  # waiting for a lock another session holds (a `LOCK TABLE runs` left open)
 WATCHDOG_MARGIN_S = 3  # after a use's limit, how long the server has to say it gave up before we cut the connection
 _TIMES = ("started_at", "ended_at")
-_STORED = (*_COLUMN_NAMES, "artifacts", "manifest")
+_STORED = (*_COLUMN_NAMES, "artifacts", "manifest", "results_recorded")
 
 
 class StoreUnavailable(InputError):
@@ -68,8 +68,8 @@ class PgIndex:
 
     def record(self, manifest: RunManifest, artifacts: str, results: Sequence[OperatorResult] = ()) -> None:
         """Insert or replace the run's row, manifest and operator results, in one transaction."""
-        values = [*values_of(manifest), artifacts, stored_manifest(manifest)]
-        placeholders = ", ".join(["%s"] * (len(values) - 1) + ["%s::jsonb"])
+        values = [*values_of(manifest), artifacts, stored_manifest(manifest), True]
+        placeholders = ", ".join(["%s"] * (len(values) - 2) + ["%s::jsonb", "%s"])
         updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in _STORED[1:])
         with self.transaction(WRITE_LIMIT_S) as db:
             db.execute(
@@ -117,9 +117,10 @@ class PgIndex:
         return None if found is None else (load_json(RunManifest, found[0].encode()), found[1])
 
     def versions(self, ids: list[str]) -> dict[str, tuple[str, str | None]]:
-        """status and end time of those of `ids` the store holds, to tell what a push must send."""
+        """status and end time of those of `ids` the store holds with their operator results, to tell what a push
+        must send (a run recorded before the store kept results, schema version 3, is sent again for them)."""
         with self.transaction() as db:
-            found = db.execute("SELECT id, status, ended_at FROM runs WHERE id = ANY(%s)", (ids,))
+            found = db.execute("SELECT id, status, ended_at FROM runs WHERE id = ANY(%s) AND results_recorded", (ids,))
             return {run_id: (status, ended.isoformat() if ended else None) for run_id, status, ended in found}
 
     def all_ids(self) -> set[str]:

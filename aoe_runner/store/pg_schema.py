@@ -61,6 +61,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX run_results_by_name ON run_results (kind, name);
     """,
+    # 4: whether a run's operator results were recorded with it: runs of versions 1 and 2 were recorded without, and
+    # `runs push` sends them again for their results
+    """
+    ALTER TABLE runs ADD COLUMN results_recorded BOOLEAN NOT NULL DEFAULT false;
+    UPDATE runs SET results_recorded = true WHERE EXISTS (SELECT 1 FROM run_results WHERE run_results.run_id = runs.id);
+    """,
 )
 LATEST = len(MIGRATIONS)
 

@@ -14,6 +14,7 @@ import psycopg
 
 from aoe_runner.jsontext import dump_json, load_json
 from aoe_runner.runs.manifest import RunManifest
+from aoe_runner.store import pg_schema
 from aoe_runner.store.pg_index import PgIndex
 from tests.store.conftest import SharedHome, as_host
 from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
@@ -102,7 +103,7 @@ def test_the_store_is_chosen_by_option_then_environment_then_store_init(tmp_path
     assert aoe_runner(home, "runs", "list").stdout == "no runs recorded\n"
     init = aoe_runner(home, "store", "init", pg_url)
     assert init.returncode == 0, init.stderr
-    assert "ready (schema version 3)" in init.stderr
+    assert f"ready (schema version {pg_schema.LATEST})" in init.stderr
     config = (tmp_path / "home" / "store.conf").read_text()
     assert f"url = {pg_url}" in config
     tune_ok(home)  # recorded in the store that store init chose
@@ -185,3 +186,18 @@ def test_a_script_whose_name_is_not_utf8_reaches_the_store(shared_home: SharedHo
     assert stored == str(shared_home.root / "tr\\udcffain.py")
     assert listed(shared_home)[0]["script"] == str(shared_home.root / "tr\\udcffain.py")
     assert shared_home.only_manifest()["script"] == str(script)  # the local record keeps the exact name
+
+
+def test_push_sends_the_operator_results_of_runs_recorded_before_the_store_kept_them(shared_home: SharedHome) -> None:
+    """Migrating from version 2 left run_results empty for the runs already there, and push, seeing their status and
+    end time, never sent them again: `bank best` did not know them."""
+    run_id = tune_ok(shared_home)
+    with psycopg.connect(shared_home.url, autocommit=True) as db:  # what a version-2 store migrated to the latest holds
+        db.execute("DELETE FROM run_results")
+        db.execute("UPDATE runs SET results_recorded = false")
+    pushed = aoe_runner(shared_home, "runs", "push")
+    assert "pushed 1 run" in pushed.stderr, pushed.stderr
+    best = aoe_runner(shared_home, "bank", "best", "--json")
+    assert {json.loads(line)["run"] for line in best.stdout.splitlines()} == {run_id}
+    again = aoe_runner(shared_home, "runs", "push")
+    assert "pushed 0 runs" in again.stderr, again.stderr
