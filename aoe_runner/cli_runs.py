@@ -262,14 +262,13 @@ def _remove(store: RunStore, rows: list[RunRow], really: bool, hint: str | None)
     import sqlite3
 
     from aoe_runner.render.runs import render_removal
-    from aoe_runner.runs.prune import finish_interrupted, plan_removal, remove_runs
+    from aoe_runner.runs.prune import plan_removal, remove_runs
     from aoe_runner.runs.store import reason_of
 
     try:
-        finished = finish_interrupted(store) if really else []
-        if finished:
-            terminal.info(f"finished an interrupted removal of {_count(len(finished), 'run')}")
         removal = remove_runs(store, rows) if really else plan_removal(store, rows)
+        if removal.finished:
+            terminal.info(f"finished an interrupted removal of {_count(len(removal.finished), 'run')}")
     except (OSError, sqlite3.Error) as error:  # a full disk, a read-only home, an index another process holds
         raise InputError(
             str(store.home),

@@ -22,7 +22,7 @@ import json
 import os
 import secrets
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -35,6 +35,7 @@ from aoe_runner.home import bank_pointer
 from aoe_runner.runs.manifest import BankFile, BankInventory
 
 LOCK_NAME = "store.lock"
+KeptInventories = tuple[list[BankInventory], list[BankInventory]]  # keep, keep_whole: see BlobStore.collect
 
 
 @dataclass
@@ -170,13 +171,19 @@ class BlobStore:
         with self._lock(fcntl.LOCK_SH):
             yield
 
-    def collect(self, keep: Iterable[BankInventory], keep_whole: Iterable[BankInventory]) -> Collected:
-        """Remove every blob and inventory no kept run needs.
+    def collect(self, kept: Callable[[], KeptInventories | None]) -> Collected | None:
+        """Remove every blob and inventory no kept run needs; None when `kept` says nothing may go.
 
-        keep: every inventory a kept run references (its inventory stays); keep_whole: the before-inventories of
-        kept runs, whose blobs stay too, for their restore. Idempotent: an interrupted collect is finished by the next.
+        `kept` is asked with the store locked, so that no run can record a manifest naming blobs it has just written
+        between the asking and the removal: keep, every inventory a kept run references (its inventory stays);
+        keep_whole, the before-inventories of kept runs, whose blobs stay too, for their restore. Idempotent: an
+        interrupted collect is finished by the next.
         """
         with self._lock(fcntl.LOCK_EX):
+            needs = kept()
+            if needs is None:
+                return None
+            keep, keep_whole = needs
             inventories = {inventory.stored for inventory in keep if inventory.stored} | self._pointed_at()
             needed: set[str] = set()
             for inventory in keep_whole:

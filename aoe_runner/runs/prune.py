@@ -10,24 +10,32 @@ symbolic link, or in a home directory anyone may write to (`_refuse_unsafe_place
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
 import stat
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
 from aoe_runner.fsutil import atomic_write_text
+from aoe_runner.runs.blobs import KeptInventories
 from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.runs.manifest import BankInventory, RunStatus
+from aoe_runner.runs.status import MANIFEST_NAME
 from aoe_runner.runs.store import TUNING, RunStore
 
 JOURNAL = "prune.journal"
+REMOVAL_LOCK = "prune.lock"
 DELETE_THREADS = 16
+DEAD_START_AFTER_S = 3600  # a run directory with no manifest this old is a start that was killed (a start takes seconds)
 TRASH = "trash"
 
 
@@ -56,6 +64,7 @@ class Removal:
     run_bytes: int = 0  # the run directories
     blob_bytes: int = 0  # stored bank contents only these runs needed
     notes: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)  # the runs of an interrupted removal this one finished first
 
     @property
     def bytes(self) -> int:
@@ -90,21 +99,35 @@ def plan_removal(store: RunStore, rows: list[RunRow]) -> Removal:
 
 
 def remove_runs(store: RunStore, rows: list[RunRow]) -> Removal:
-    """Remove the runs, then every stored bank content no remaining run needs."""
-    finish_interrupted(store)
-    removal = plan_removal(store, rows)
-    for row in rows:
-        if store.is_live(row.id):
-            raise RunIsLive(f"run {row.id} is running (pid of its supervisor alive); it can be removed once it ends")
+    """Finish an interrupted removal, then remove the runs, then every stored bank content no remaining run needs.
+
+    One removal at a time (REMOVAL_LOCK): two at once shared one journal, and one could lose the other's."""
+    _refuse_unsafe_places(store)
     store.home.mkdir(parents=True, exist_ok=True)  # a new home: nothing to remove, and nowhere for the journal yet
-    atomic_write_text(store.home / JOURNAL, json.dumps([row.id for row in rows]) + "\n")
-    _carry_out(store, [row.id for row in rows], removal.notes)
+    with _one_removal_at_a_time(store):
+        finished = _finish_interrupted(store)
+        removal = plan_removal(store, rows)
+        removal.finished = finished
+        for row in rows:
+            if store.is_live(row.id):
+                raise RunIsLive(f"run {row.id} is running (pid of its supervisor alive); it can be removed once it ends")
+        atomic_write_text(store.home / JOURNAL, json.dumps([row.id for row in rows]) + "\n")
+        _carry_out(store, [row.id for row in rows], removal.notes)
     return removal
 
 
-def finish_interrupted(store: RunStore) -> list[str]:
+@contextmanager
+def _one_removal_at_a_time(store: RunStore) -> Iterator[None]:
+    fd = os.open(store.home / REMOVAL_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _finish_interrupted(store: RunStore) -> list[str]:
     """Finish a removal a crash or Ctrl-C interrupted; the ids it removed."""
-    _refuse_unsafe_places(store)
     journal = store.home / JOURNAL
     try:
         ids = json.loads(journal.read_text())
@@ -122,22 +145,56 @@ def _carry_out(store: RunStore, ids: list[str], notes: list[str]) -> None:
     trash = store.home / TRASH
     trash.mkdir(exist_ok=True)
     for run_id in ids:
-        try:
-            os.rename(store.run_dir(run_id), trash / run_id)
-        except FileNotFoundError:
-            pass  # moved already, by the removal this one finishes
+        _discard(store.run_dir(run_id), trash / run_id)
     _empty_trash(store)
+    store.blobs.collect(lambda: _kept_inventories(store, notes))
+    (store.home / JOURNAL).unlink(missing_ok=True)
+
+
+def _discard(directory: Path, in_trash: Path) -> None:
+    """Move a run's directory into the trash, or delete it where it is when runs/ is on another filesystem than the
+    home (a rename cannot cross one): its index row is gone and the journal names it, so either way a crash midway
+    is finished by the next removal."""
+    try:
+        os.rename(directory, in_trash)
+    except FileNotFoundError:
+        pass  # moved already, by the removal this one finishes
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _kept_inventories(store: RunStore, notes: list[str]) -> KeptInventories | None:
+    """What the runs that remain need, asked with the blob store locked (no run is between writing blobs and naming
+    them in its manifest); None, and a note, while a record that cannot be read might need any blob.
+
+    Also removes the directories of starts killed before their first record (DEAD_START_AFTER_S old, no manifest):
+    they name no blob, and nothing else would ever remove them."""
+    _discard_dead_starts(store)
     unindexed = _unindexed(store)
     if unindexed:
-        notes.append(_unreadable_note(unindexed))
-    else:
-        kept = store.list()
-        store.blobs.collect(
-            keep=[_stub(row.bank_before) for row in kept if row.bank_before]
-            + [_stub(row.bank_after) for row in kept if row.bank_after],
-            keep_whole=[_stub(row.bank_before) for row in kept if row.kind == TUNING and row.bank_before],
-        )
-    (store.home / JOURNAL).unlink(missing_ok=True)
+        if _unreadable_note(unindexed) not in notes:
+            notes.append(_unreadable_note(unindexed))
+        return None
+    kept = store.list()
+    return (
+        [_stub(row.bank_before) for row in kept if row.bank_before] + [_stub(row.bank_after) for row in kept if row.bank_after],
+        [_stub(row.bank_before) for row in kept if row.kind == TUNING and row.bank_before],
+    )
+
+
+def _discard_dead_starts(store: RunStore) -> None:
+    trash = store.home / TRASH
+    now = time.time()
+    for entry in _run_directories(store):
+        try:
+            age_s = now - entry.stat(follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            continue
+        if age_s > DEAD_START_AFTER_S and not os.path.lexists(Path(entry.path) / MANIFEST_NAME):
+            _discard(Path(entry.path), trash / entry.name)
+    _empty_trash(store)
 
 
 def _refuse_unsafe_places(store: RunStore) -> None:
@@ -170,11 +227,20 @@ def _empty_trash(store: RunStore) -> None:
 
 
 def _unindexed(store: RunStore) -> list[str]:
-    """Run directories the index has no row for: their manifests could not be read, so they might need any blob."""
+    """Run records the index has no row for: their manifests could not be read, so they might need any blob. (A
+    readable one is indexed by the listing that comes first; a directory with no manifest names no blob.)"""
+    indexed = store.index.all_ids()
+    return sorted(
+        entry.name
+        for entry in _run_directories(store)
+        if entry.name not in indexed and os.path.lexists(Path(entry.path) / MANIFEST_NAME)
+    )
+
+
+def _run_directories(store: RunStore) -> list[os.DirEntry[str]]:
     if not store.runs_dir.is_dir():
         return []
-    present = {entry.name for entry in os.scandir(store.runs_dir) if entry.is_dir(follow_symlinks=False)}
-    return sorted(present - store.index.all_ids())
+    return [entry for entry in os.scandir(store.runs_dir) if entry.is_dir(follow_symlinks=False)]
 
 
 def _unreadable_note(unindexed: list[str]) -> str:

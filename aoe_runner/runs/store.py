@@ -58,6 +58,7 @@ class RunStore:
         self.warnings: list[str] = []
         self._warn_to = warn
         self.index: Index = RunIndex(self.db_path, self._readable_manifests, self.warn)
+        self._unindexed_checked = False
         self.blob_root = home  # where bank contents and inventories are kept
 
     @cached_property
@@ -173,6 +174,7 @@ class RunStore:
         where = where or RunFilter()
         if not self.db_path.exists() and not self.runs_dir.is_dir():
             return []
+        self._index_unindexed()
         rows = self.index.rows(where)
         return [self._settle(row) if row.status is RunStatus.RUNNING else row for row in rows]
 
@@ -263,6 +265,20 @@ class RunStore:
             except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
                 self.warn(f"{manifest_path}: not a readable run manifest; left out of the index")
 
+    def _index_unindexed(self) -> None:
+        """Index the readable records the index lacks (a run killed between writing its manifest and indexing it was
+        never listed), once per store: one listing of runs/ against the index's ids."""
+        if self._unindexed_checked or not self.runs_dir.is_dir():
+            return
+        self._unindexed_checked = True
+        indexed = self.index.all_ids()
+        for entry in os.scandir(self.runs_dir):
+            if entry.name not in indexed and entry.is_dir(follow_symlinks=False):
+                try:
+                    self._try_index(self.load(entry.name))
+                except InputError:
+                    pass  # no manifest yet (a run starting), or one that cannot be read: prune says so
+
     def _settle(self, row: RunRow) -> RunRow:
         """A row indexed as running, checked against its supervisor and its manifest."""
         if self._supervisor_alive(row.id):
@@ -289,6 +305,7 @@ class RunStore:
             manifest.status = RunStatus.ABANDONED
             try:
                 self.save(manifest)
+                (self.run_dir(run_id) / RESERVE_NAME).unlink(missing_ok=True)  # the room kept for an end that never came
             except (OSError, sqlite3.Error):
                 pass  # a read-only home: shown as abandoned, recorded so by the next writer
         return manifest

@@ -355,3 +355,109 @@ def test_a_bank_file_whose_name_is_not_utf8_is_read_back_from_the_stored_invento
 
     assert [file.path for file in store.expand(kept).files] == [name]
     assert store.last_inventory(bank) is not None
+
+
+def test_a_start_killed_before_its_record_leaves_collection_on_and_goes_after_an_hour(home: Home) -> None:
+    """A tune killed while it inventoried the bank left a run directory with no manifest, which prune took for a
+    record it could not read: stored bank contents were kept for good."""
+    tune_bank(home)
+    for path in (home.root / "bank" / "Ascend910B3" / "cube").iterdir():
+        path.write_bytes(os.urandom(50_000))
+    tune_bank(home)
+    runs = home.root / "home" / "runs"
+    dead, starting = runs / "20260101-000000-dead", runs / "20260101-000000-0new"
+    for directory in (dead, starting):
+        (directory / "work").mkdir(parents=True)
+    os.utime(dead, (HOUR_AGO - 60, HOUR_AGO - 60))
+    first, _ = home.manifests()
+    blobs = {name for name in store_files(home) if name.startswith("blobs")}
+
+    pruned = aoe_runner(home, "runs", "rm", first["id"])
+
+    assert pruned.returncode == 0, pruned.stderr
+    assert "could not be read" not in pruned.stderr
+    assert {name for name in store_files(home) if name.startswith("blobs")} < blobs  # collected
+    assert not dead.exists() and starting.is_dir()  # a start younger than an hour may still be running
+
+
+def test_a_run_recorded_but_not_indexed_is_listed(home: Home) -> None:
+    """Killed between writing its manifest and indexing it, a run was never listed (and blocked collection)."""
+    tune_bank(home)
+    tune_bank(home)
+    older, newer = home.manifests()
+    with sqlite3.connect(home.root / "home" / "runs.db") as db:
+        db.execute("DELETE FROM runs WHERE id = ?", (older["id"],))
+
+    listed = aoe_runner(home, "runs", "list", "--json")
+
+    assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [newer["id"], older["id"]]
+
+
+def test_runs_on_another_filesystem_than_the_home_are_removed_in_place(home: Home) -> None:
+    """runs/ mounted apart from the home: the rename into trash/ failed with EXDEV, and so did every later prune."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    runs = home.root / "home" / "runs"
+    runs.mkdir(parents=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(runs)], capture_output=True).returncode != 0:
+        pytest.skip("this container cannot mount a tmpfs")
+    try:
+        tune_bank(home)
+        tune_bank(home)
+        older, newer = home.manifests()
+        pruned = aoe_runner(home, "runs", "prune", "--keep", "1", "--yes")
+        assert pruned.returncode == 0, pruned.stderr
+        assert [m["id"] for m in home.manifests()] == [newer["id"]]
+        assert not (home.root / "home" / "prune.journal").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(runs)], check=True)
+
+
+def test_a_removal_waits_for_the_one_under_way(home: Home) -> None:
+    """Two prunes at once shared one journal: one could lose the other's removal."""
+    import fcntl
+
+    tune_bank(home)
+    tune_bank(home)
+    older, newer = home.manifests()
+    fd = os.open(home.root / "home" / "prune.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a removal under way
+        pruning = subprocess.Popen(
+            [sys.executable, "-m", "aoe_runner", "runs", "rm", older["id"]],
+            env=home.env,
+            cwd=home.root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        with pytest.raises(subprocess.TimeoutExpired):
+            pruning.wait(timeout=2)
+        assert len(home.manifests()) == 2
+    finally:
+        os.close(fd)
+    _, err = pruning.communicate(timeout=60)
+    assert pruning.returncode == 0, err
+    assert [m["id"] for m in home.manifests()] == [newer["id"]]
+
+
+def test_what_a_collect_keeps_is_decided_with_the_store_locked(tmp_path: Path) -> None:
+    """prune listed the runs to keep before it locked the blob store: a run that recorded its manifest in between
+    (naming blobs it had just written) lost them."""
+    import fcntl
+
+    store = BlobStore(tmp_path)
+    held: list[bool] = []
+
+    def kept() -> None:
+        fd = os.open(tmp_path / "store.lock", os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # what a starting run's writer does, without waiting
+            held.append(False)
+        except BlockingIOError:
+            held.append(True)
+        finally:
+            os.close(fd)
+
+    assert store.collect(kept) is None  # None: nothing may go
+    assert held == [True]

@@ -232,6 +232,7 @@ def test_a_killed_supervisor_leaves_an_abandoned_run_and_no_orphan(home: Home) -
     manifest = home.only_manifest()
     assert manifest["status"] == "abandoned"
     assert index_rows(home) == [(manifest["id"], "abandoned", None)]
+    assert not (home.root / "home" / "runs" / manifest["id"] / ".reserve").exists()  # the room kept for its end is given back
     again = tune(home, "exit", "0")  # the dead run's device lock is gone with it
     assert again[0] == 0
 
