@@ -64,11 +64,14 @@ def runs_push() -> int:
 
     store = _shared_store("runs push")
     pushed = push_local_runs(store)
+    for refusal in pushed.refused:
+        terminal.warning(f"{refusal} (not pushed)")
     terminal.info(
         f"pushed {_count(len(pushed.sent), 'run')} to {store.choice.shown}; {pushed.already} already there"
         + (f"; {len(pushed.unreadable)} unreadable (skipped)" if pushed.unreadable else "")
+        + (f"; {len(pushed.refused)} refused by the server" if pushed.refused else "")
     )
-    return ExitCode.BAD_INPUT if pushed.unreadable else ExitCode.OK
+    return ExitCode.BAD_INPUT if pushed.unreadable or pushed.refused else ExitCode.OK
 
 
 @bank_app.command("best")

@@ -91,13 +91,28 @@ def check_url(url: str, source: str) -> str:
     try:
         url.encode("utf-8")
         parts = urlsplit(url)
-        secrets.remember(parts.password)
+        _remember_passwords(parts.password, parts.query)
     except (ValueError, UnicodeError) as error:  # an unclosed [ of an IPv6 host; bytes that are not UTF-8
         why = "it is not UTF-8 text" if isinstance(error, UnicodeError) else str(error)
         raise UsageError(f"{source}: not a store URL aoe-runner can read: {why}") from None
     if parts.scheme not in _SCHEMES:
         raise UsageError(f"{source}: {redact(url)!r} is not a postgresql:// URL (or 'local')")
     return url
+
+
+def _remember_passwords(in_user_part: str | None, query: str) -> None:
+    """Every password of the URL, as written and decoded: libpq's messages quote a value it cannot decode (a `%`
+    that starts no escape) as it is written."""
+    from urllib.parse import unquote
+
+    written = [in_user_part or ""]
+    for pair in query.split("&"):
+        key, _, value = pair.partition("=")
+        if unquote(key) in _SECRET_PARAMETERS:
+            written.append(value)
+    for password in written:
+        secrets.remember(password)
+        secrets.remember(unquote(password))
 
 
 def redact(url: str) -> str:

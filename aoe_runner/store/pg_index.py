@@ -11,6 +11,7 @@ answering at all (stopped, cut off by the network) has the connection cut from o
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     from aoe_runner.runs.manifest import RunManifest
 
+_RAN_OUT_OF_TIME = ("QueryCanceled", "LockNotAvailable", "ConnectionTimeout")  # psycopg.errors: a limit was reached
 CONNECT_TIMEOUT_S = 5  # unless the URL or PGCONNECT_TIMEOUT says otherwise
 WRITE_LIMIT_S = 10  # recording a run: tune and verify wait no longer than this for the store, per write
 READ_LIMIT_S = 60  # reading commands
@@ -38,14 +40,27 @@ _TIMES = ("started_at", "ended_at")
 _STORED = (*_COLUMN_NAMES, "artifacts", "manifest", "results_recorded")
 
 
+def _quiet_psycopg() -> None:
+    """psycopg logs what it ignores while closing a connection our watchdog cut ("error ignored terminating
+    <psycopg.Pipeline [BAD]>"): the one warning we give says all of it."""
+    logger = logging.getLogger("psycopg")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+
+_quiet_psycopg()
+
+
 class StoreUnavailable(InputError):
     """The shared store cannot be reached or used: one line, exit 4 (an input that cannot be read)."""
 
     exit_code = ExitCode.BAD_INPUT
 
-    def __init__(self, where: str, message: str, timed_out: bool = False) -> None:
+    def __init__(self, where: str, message: str, timed_out: bool = False, rejected: bool = False) -> None:
         super().__init__(where, message)
         self.timed_out = timed_out  # it used up a limit: asking again at once would wait as long again
+        self.rejected = rejected  # the server refused what was sent (its data), not the connection: others may pass
 
 
 @dataclass(frozen=True)
@@ -68,10 +83,11 @@ class PgIndex:
 
     def record(self, manifest: RunManifest, artifacts: str, results: Sequence[OperatorResult] = ()) -> None:
         """Insert or replace the run's row, manifest and operator results, in one transaction."""
-        values = [*values_of(manifest), artifacts, stored_manifest(manifest), True]
+        values = [*(_text(value) for value in values_of(manifest)), artifacts, stored_manifest(manifest), True]
         placeholders = ", ".join(["%s"] * (len(values) - 2) + ["%s::jsonb", "%s"])
         updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in _STORED[1:])
         with self.transaction(WRITE_LIMIT_S) as db:
+            pg_schema.refuse_newer(pg_schema.version(db) or 0)  # upgraded since we connected: not ours to write
             db.execute(
                 f"INSERT INTO runs ({', '.join(_STORED)}) VALUES ({placeholders}) ON CONFLICT (id) DO UPDATE SET {updates}",
                 values,
@@ -109,12 +125,20 @@ class PgIndex:
 
     def manifest(self, run_id: str) -> tuple[RunManifest, str | None] | None:
         """The run's manifest and where its artifacts are, or None when the store has no such run."""
-        from aoe_runner.jsontext import load_json
+        from pydantic import ValidationError
+
+        from aoe_runner.jsontext import first_problem, load_json
         from aoe_runner.runs.manifest import RunManifest
 
         with self.transaction() as db:
             found = db.execute("SELECT manifest::text, artifacts FROM runs WHERE id = %s", (run_id,)).fetchone()
-        return None if found is None else (load_json(RunManifest, found[0].encode()), found[1])
+        if found is None:
+            return None
+        try:
+            return load_json(RunManifest, found[0].encode()), found[1]
+        except ValueError as error:  # changed by hand, or written by an aoe-runner that knows more
+            problem = "{}: {}".format(*first_problem(error)) if isinstance(error, ValidationError) else str(error)
+            raise InputError(run_id, f"its record in the run store cannot be read ({problem})") from None
 
     def versions(self, ids: list[str]) -> dict[str, tuple[str, str | None]]:
         """status and end time of those of `ids` the store holds with their operator results, to tell what a push
@@ -150,25 +174,26 @@ class PgIndex:
 
         watchdog = _Watchdog(limit_s + WATCHDOG_MARGIN_S)
         try:
-            db = self._connect(watchdog)
+            db = self._connect(watchdog, limit_s)
             with watchdog.guarding(db), db.transaction():
                 db.execute(
-                    "SELECT set_config('statement_timeout', %s, true), set_config('lock_timeout', %s, true)",
-                    (f"{int(limit_s * 1000)}ms", f"{LOCK_LIMIT_S * 1000}ms"),
+                    "SELECT set_config('statement_timeout', %s, true), set_config('lock_timeout', %s, true)", _limits(limit_s)
                 )
                 yield db
-        except psycopg.Error as error:
+        except (psycopg.Error, UnicodeError) as error:  # UnicodeError: text the connection's encoding cannot hold
             self.close()
             reason = f"no answer from the server in {watchdog.after_s:g} s" if watchdog.fired else _reason(error)
-            timed_out = watchdog.fired or isinstance(error, (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable))
-            raise StoreUnavailable(f"run store {self.shown}", reason, timed_out) from None
+            timed_out = watchdog.fired or any(isinstance(error, getattr(psycopg.errors, name, ())) for name in _RAN_OUT_OF_TIME)
+            rejected = isinstance(error, (psycopg.DataError, psycopg.IntegrityError, UnicodeError))
+            raise StoreUnavailable(f"run store {self.shown}", reason, timed_out, rejected) from None
 
-    def _connect(self, watchdog: _Watchdog) -> psycopg.Connection:
+    def _connect(self, watchdog: _Watchdog, limit_s: float) -> psycopg.Connection:
         """The connection, opened again when the server went away since its last use (a restart during a run).
 
-        The session's own settings are set after connecting, so that the URL's `options` and PGOPTIONS keep theirs:
-        times in UTC, and READ COMMITTED whatever the server's default (a migration must see what the one before it,
-        under the same lock, committed)."""
+        The session's own settings are set after connecting, so that the URL's `options` and PGOPTIONS keep the
+        others: UTF-8 (text as bytes on a SQL_ASCII database, encoding errors on a LATIN1 one), times in UTC and ISO
+        (psycopg cannot read other DateStyles), floats in full, limits for the schema check and migration too, and
+        READ COMMITTED whatever the server's default (a migration must see what the one before it committed)."""
         import psycopg
 
         if self._connection is not None and not self._alive(self._connection, watchdog):
@@ -181,12 +206,22 @@ class PgIndex:
             timeout: dict[str, Any] = {}
             if "connect_timeout" not in conninfo_to_dict(self.url) and not os.environ.get("PGCONNECT_TIMEOUT"):
                 timeout["connect_timeout"] = CONNECT_TIMEOUT_S
-            self._connection = psycopg.connect(self.url, autocommit=True, **timeout)
-            self._connection.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
-            with watchdog.guarding(self._connection):
-                self._connection.execute("SELECT set_config('TimeZone', 'UTC', false)")
-                if pg_schema.version_if_any(self._connection) != pg_schema.LATEST:
-                    pg_schema.migrate(self._connection)
+            connection = psycopg.connect(self.url, autocommit=True, client_encoding="UTF8", **timeout)
+            try:
+                connection.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+                with watchdog.guarding(connection):
+                    connection.execute(
+                        "SELECT set_config('TimeZone', 'UTC', false), set_config('DateStyle', 'ISO', false),"
+                        " set_config('extra_float_digits', '3', false), set_config('statement_timeout', %s, false),"
+                        " set_config('lock_timeout', %s, false)",
+                        _limits(limit_s),
+                    )
+                    if pg_schema.version_if_any(connection) != pg_schema.LATEST:
+                        pg_schema.migrate(connection)
+            except BaseException:
+                connection.close()  # a connection that failed a check is never used: the next use checks again
+                raise
+            self._connection = connection
         return self._connection
 
     @staticmethod
@@ -246,6 +281,11 @@ class _Watchdog:
                 pass  # already closed: the wait has ended anyway
 
 
+def _limits(limit_s: float) -> tuple[str, str]:
+    """statement_timeout and lock_timeout for a use given up after limit_s."""
+    return f"{int(limit_s * 1000)}ms", f"{LOCK_LIMIT_S * 1000}ms"
+
+
 def _row(values: tuple[Any, ...]) -> RunRow:
     fields = dict(zip(_COLUMN_NAMES, values, strict=True))
     for name in _TIMES:
@@ -274,12 +314,13 @@ def result_rows(run_id: str, results: Sequence[Any]) -> list[tuple[Any, ...]]:
 
 
 def stored_manifest(manifest: RunManifest) -> str:
-    """The manifest as jsonb takes it: JSON with a lone surrogate (a script or file name that is not UTF-8) written
-    as its escape in text, as the index columns hold it; jsonb refuses the `\\udcff` JSON escape itself."""
+    """The manifest as jsonb takes it: JSON with a lone surrogate (a script or file name that is not UTF-8) and NUL
+    (a log line quoted in its markers) written as their escapes in text, as the index columns hold them; jsonb
+    refuses the `\\udcff` and `\\u0000` JSON escapes themselves."""
     from aoe_runner.jsontext import dump_json
 
     text = dump_json(manifest, indent=None)
-    if "\\ud" not in text:
+    if "\\ud" not in text and "\\u0000" not in text:
         return text
     import json
 
@@ -288,18 +329,24 @@ def stored_manifest(manifest: RunManifest) -> str:
 
 def _storable_strings(value: Any) -> Any:
     if isinstance(value, str):
-        return storable(value)
+        return _text(value)
     if isinstance(value, list):
         return [_storable_strings(item) for item in value]
     if isinstance(value, dict):
-        return {storable(key): _storable_strings(item) for key, item in value.items()}
+        return {_text(key): _storable_strings(item) for key, item in value.items()}
     return value
+
+
+def _text(value: Any) -> Any:
+    """A value as PostgreSQL text takes it: a lone surrogate and NUL as their escapes."""
+    stored = storable(value)
+    return stored.replace("\x00", "\\x00") if isinstance(stored, str) else stored
 
 
 def stored_name(name: str) -> str:
     """A name as PostgreSQL text and its index take it: a lone surrogate and NUL escaped, and a name too long for
     an index row cut, with a hash of the whole name so that two long names stay apart."""
-    text = str(storable(name)).replace("\x00", "\\x00")
+    text = str(_text(name))
     if len(text) <= MAX_NAME_CHARACTERS:
         return text
     from hashlib import sha256

@@ -184,7 +184,11 @@ class SharedRunStore(RunStore):
         return super().resolve(reference, kind)
 
     def _mine_running(self, row: RunRow) -> bool:
-        return row.status is RunStatus.RUNNING and row.host == self.host
+        """A run this home recorded and that is marked running: its supervisor can be checked from here. (Another
+        home on this host, another user's say, settles its own: settled here, it went into this home's index.)"""
+        return (
+            row.status is RunStatus.RUNNING and row.host == self.host and row.id in self.local_index.ids_starting_with(row.id, 1)
+        )
 
     def _settled_manifest(self, run_id: str) -> RunManifest:
         manifest = self.load(run_id)

@@ -113,13 +113,15 @@ def test_push_uploads_a_history_recorded_before_the_shared_store_even_with_share
     assert artifacts.endswith(f":{tmp_path / 'home' / 'runs' / old['id']}")  # on this host, not in the shared directory
 
 
-def test_a_lock_never_released_costs_a_run_seconds_and_push_sends_it_later(tmp_path: Path, pg_url: str) -> None:
+@pytest.mark.parametrize("table", ["runs", "aoe_runner_schema"])
+def test_a_lock_never_released_costs_a_run_seconds_and_push_sends_it_later(tmp_path: Path, pg_url: str, table: str) -> None:
     """Another session holding `LOCK TABLE runs` kept tune waiting for ever, deaf to Ctrl-C: the lock wait now gives
-    up after LOCK_LIMIT_S, and for a minute after that the store is not asked again."""
+    up after LOCK_LIMIT_S, and for a minute after that the store is not asked again. The schema check on connecting
+    had no limit of its own (13 s, then a backend left waiting)."""
     PgIndex(pg_url, "store").check_writable()  # the schema exists
     home = SharedHome(tmp_path, pg_url)
     with psycopg.connect(pg_url) as locker:
-        locker.execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")  # held until this block ends
+        locker.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")  # held until this block ends
         started = time.monotonic()
         code, _, err = tune(home, "exit", "0")
         took = time.monotonic() - started
@@ -198,3 +200,37 @@ def test_a_schema_upgraded_by_another_host_mid_run_leaves_the_run_recorded_here(
     assert process.returncode == 0, err
     assert "newer than this aoe-runner knows" in err and "recorded on this host only" in err, err
     assert home.only_manifest()["status"] == "succeeded"
+
+
+def test_a_server_that_takes_no_connection_is_waited_for_once(tmp_path: Path, own_server: PgServer) -> None:
+    """A connect timeout did not count as running out of time: each of a run's writes waited 5 s again (verify with
+    three repeats: 66 s)."""
+    home = SharedHome(tmp_path, own_server.url("aoe"))
+    stopped = _server_processes(own_server)
+    for server_process in stopped:
+        server_process.suspend()
+    try:
+        started = time.monotonic()
+        code, _, err = tune(home, "exit", "0")
+        took = time.monotonic() - started
+    finally:
+        for server_process in stopped:
+            server_process.resume()
+    assert code == 0 and "connection timeout expired" in err and err.count("recorded on this host only") == 1, err
+    assert took < 2 * pg_index.CONNECT_TIMEOUT_S
+
+
+def test_push_passes_over_a_run_the_server_refuses_and_sends_the_others(tmp_path: Path, pg_server: PgServer) -> None:
+    """A run the store could not take (here a name a LATIN1 database cannot hold) stopped every later push at it."""
+    pg_server.sql(f"CREATE DATABASE latin_{os.getpid()} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+    home = SharedHome(tmp_path, pg_server.url(f"latin_{os.getpid()}"))
+    script = tmp_path / "训练.py"
+    script.write_text("print('step 1')\n")
+    refused = aoe_runner(home, "tune", str(script), "--mode", "op", "--force")
+    assert refused.returncode == 0 and "recorded on this host only" in refused.stderr, refused.stderr
+    code, _, err = tune(SharedHome(tmp_path, UNREACHABLE), "exit", "0")  # a later run, recorded while the store was down
+    assert code == 0, err
+    pushed = aoe_runner(home, "runs", "push")
+    assert pushed.returncode == 4, pushed.stderr
+    assert "has no equivalent in encoding" in pushed.stderr and "(not pushed)" in pushed.stderr
+    assert "pushed 1 run to" in pushed.stderr and "0 already there; 1 refused by the server" in pushed.stderr

@@ -156,3 +156,11 @@ def test_a_password_put_into_store_conf_by_hand_is_refused_not_used(tmp_path: Pa
     assert done.returncode == 2
     assert "store.conf: holds a password; keep it in ~/.pgpass or PGPASSWORD, never in this file" in done.stderr
     assert PASSWORD not in done.stderr
+
+
+@pytest.mark.parametrize("parameter", ["password", "sslpassword"])
+def test_a_password_parameter_that_libpq_cannot_decode_is_not_shown(tmp_path: Path, pg_url: str, parameter: str) -> None:
+    """`?password=Hunter2-50%off`: libpq's "invalid percent-encoded token" quoted it as written, unscrubbed."""
+    done = aoe_runner(Home(tmp_path), "--store", f"{pg_url}&{parameter}=Hunter2-50%off", "runs", "list")
+    assert done.returncode == 4 and "invalid percent-encoded token" in done.stderr, done.stderr
+    assert "Hunter2" not in done.stderr

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from aoe_runner.jsontext import dump_json, load_json
 from aoe_runner.runs.manifest import RunManifest
@@ -201,3 +202,94 @@ def test_push_sends_the_operator_results_of_runs_recorded_before_the_store_kept_
     assert {json.loads(line)["run"] for line in best.stdout.splitlines()} == {run_id}
     again = aoe_runner(shared_home, "runs", "push")
     assert "pushed 0 runs" in again.stderr, again.stderr
+
+
+def _database(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path.lstrip("/")
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "PGCLIENTENCODING=LATIN1",  # UnicodeEncodeError: exit 3 before the script ran
+        "SET client_encoding = 'SQL_ASCII'",  # text came back as bytes: every row skipped, b'operator' in bank best
+        "SET datestyle = 'SQL, DMY'",  # psycopg cannot read those timestamps: exit 3
+        "PGOPTIONS=-c DateStyle=German",
+        "SET extra_float_digits = -15",  # 1.909x shown as 2.000x
+    ],
+)
+def test_the_servers_and_the_users_session_settings_do_not_change_what_is_stored_or_read(
+    shared_home: SharedHome, setting: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if setting.startswith("SET "):
+        with psycopg.connect(shared_home.url, autocommit=True) as db:
+            name, value = setting.removeprefix("SET ").split(" = ")
+            db.execute(f"ALTER DATABASE {_database(shared_home.url)} SET {name} = {value}")
+    else:
+        variable, value = setting.split("=", 1)
+        monkeypatch.setenv(variable, value)  # the aoe-runner processes inherit it
+    script = shared_home.root / "训练.py"
+    shutil.copy(SIMULATOR, script)
+    done = aoe_runner(
+        shared_home, "tune", str(script), "--mode", "op", "--force", "--", "progress", "--reports", "2", "--interval", "0"
+    )
+    assert done.returncode == 0 and "recorded on this host only" not in done.stderr, done.stderr
+    (row,) = listed(shared_home)
+    assert row["script"] == str(script) and row["status"] == "succeeded"
+    shown = aoe_runner(shared_home, "runs", "show", row["id"], "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["started_at"] == shared_home.only_manifest()["started_at"]
+    best = aoe_runner(shared_home, "bank", "best", "--json")
+    assert best.returncode == 0, best.stderr
+    speedups = {json.loads(line)["name"]: json.loads(line)["speedup"] for line in best.stdout.splitlines()}
+    assert speedups["layer_0/MatMul_1 [MatMulV2] (Schedule)"] == 21 / 11
+
+
+def test_a_nul_in_a_log_line_quoted_by_the_manifest_reaches_the_store(shared_home: SharedHome) -> None:
+    """jsonb refused the manifest's \\u0000: the run stayed 'running' in the store, and every later push stopped at it."""
+    script = shared_home.root / "train.py"
+    script.write_text("print('[Aoe]Aoe process finished,cost\\x00 time 3s.', flush=True)\n")
+    done = aoe_runner(shared_home, "tune", str(script), "--mode", "op", "--force")
+    assert done.returncode == 0 and "recorded on this host only" not in done.stderr, done.stderr
+    with psycopg.connect(shared_home.url) as db:
+        (status, markers) = db.execute("SELECT status, manifest->>'markers' FROM runs").fetchone()  # type: ignore[misc]
+    assert status == "succeeded" and "cost\\\\x00 time" in markers
+
+
+def test_a_store_upgraded_by_a_newer_aoe_runner_is_not_written_to(shared_home: SharedHome) -> None:
+    """Warned once that the schema was newer, tune then wrote its start and end into it anyway: the check ran only
+    when connecting, and the connection that failed it was kept."""
+    tune_ok(shared_home)
+    with psycopg.connect(shared_home.url, autocommit=True) as db:
+        db.execute("UPDATE aoe_runner_schema SET version = version + 1")
+    code, _, err = tune(shared_home, "exit", "0")
+    assert code == 0 and "newer than this aoe-runner knows" in err, err
+    with psycopg.connect(shared_home.url) as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+
+
+def test_a_stored_record_this_aoe_runner_cannot_read_is_one_line(shared_home: SharedHome, template: RunManifest) -> None:
+    index = PgIndex(shared_home.url, "store")
+    other = as_host(template, "20260101-000000-0000beef", "host-b")
+    index.record(other, "host-b:/elsewhere")
+    with psycopg.connect(shared_home.url, autocommit=True) as db:
+        db.execute("UPDATE runs SET manifest = jsonb_set(manifest, '{status}', '\"paused\"')")
+    for command in (("runs", "show", other.id), ("report", "--run", other.id)):
+        done = aoe_runner(shared_home, *command)
+        assert done.returncode == 4, done.stderr
+        assert done.stderr.startswith(f"error: {other.id}: its record in the run store cannot be read (status: ")
+
+
+def test_another_homes_run_is_not_taken_into_this_homes_history(tmp_path: Path, pg_url: str) -> None:
+    """Two homes on one host (two users) share a store. A run of the first whose end the store missed was settled by
+    the second's `runs list`, which put it into the second's local index, and its push then failed with exit 4."""
+    first, second = SharedHome(tmp_path / "a", pg_url), SharedHome(tmp_path / "b", pg_url)
+    run_id = tune_ok(first)
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute("UPDATE runs SET status = 'running', ended_at = NULL")  # its end record was lost
+    assert aoe_runner(second, "runs", "list").returncode == 0
+    assert aoe_runner(second, "--store", "local", "runs", "list").stdout == "no runs recorded\n"
+    pushed = aoe_runner(second, "runs", "push")
+    assert pushed.returncode == 0, pushed.stderr
+    assert run_id not in pushed.stderr
