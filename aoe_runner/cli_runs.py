@@ -31,6 +31,8 @@ from aoe_runner.errors import ExitCode, InputError, UsageError
 from aoe_runner.exiting import leave
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from aoe_runner.render.tune_progress import TerminalReporter
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.status import RunStatus
@@ -241,7 +243,7 @@ def runs_prune(
         kind=_kind(kind),
     )
     store = open_store(warn=terminal.warning, local_only="runs prune")
-    return _remove(store, select(store, rule), really=yes and not dry_run, hint="pass --yes to remove them")
+    return _remove(store, lambda: select(store, rule), really=yes and not dry_run, hint="pass --yes to remove them")
 
 
 @runs_app.command("rm")
@@ -254,11 +256,10 @@ def runs_rm(
 
     store = open_store(warn=terminal.warning, local_only="runs rm")
     chosen = {manifest.id: manifest for manifest in (store.resolve(required_text(reference, "RUN")) for reference in runs)}
-    rows = [row for row in store.list() if row.id in chosen]
-    return _remove(store, rows, really=not dry_run, hint=None)
+    return _remove(store, lambda: [row for row in store.list() if row.id in chosen], really=not dry_run, hint=None)
 
 
-def _remove(store: RunStore, rows: list[RunRow], really: bool, hint: str | None) -> int:
+def _remove(store: RunStore, choose: Callable[[], list[RunRow]], really: bool, hint: str | None) -> int:
     import sqlite3
 
     from aoe_runner.render.runs import render_removal
@@ -266,7 +267,8 @@ def _remove(store: RunStore, rows: list[RunRow], really: bool, hint: str | None)
     from aoe_runner.runs.store import reason_of
 
     try:
-        removal = remove_runs(store, rows) if really else plan_removal(store, rows)
+        waiting = f"waiting for another runs prune or runs rm to finish ({store.home})"
+        removal = remove_runs(store, choose, lambda: terminal.info(waiting)) if really else plan_removal(store, choose())
         if removal.finished:
             terminal.info(f"finished an interrupted removal of {_count(len(removal.finished), 'run')}")
     except (OSError, sqlite3.Error) as error:  # a full disk, a read-only home, an index another process holds
@@ -277,7 +279,7 @@ def _remove(store: RunStore, rows: list[RunRow], really: bool, hint: str | None)
     terminal.result(render_removal(removal, done=really))
     for note in removal.notes:
         terminal.warning(note)
-    if not really and rows and hint:
+    if not really and removal.runs and hint:
         terminal.info(f"nothing was removed: {hint}")
     return ExitCode.OK
 

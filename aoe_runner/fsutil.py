@@ -12,7 +12,7 @@ import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -150,3 +150,16 @@ def process_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def flock_telling(fd: int, operation: int, on_wait: Callable[[], None] | None) -> None:
+    """fcntl.flock(fd, operation), first calling on_wait (to say what is waited for) when it would have to wait."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, operation | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        if on_wait is not None:
+            on_wait()
+    fcntl.flock(fd, operation)

@@ -31,6 +31,7 @@ from pathlib import Path
 import msgspec
 
 from aoe_runner.errors import AoeRunnerError, InputError
+from aoe_runner.fsutil import flock_telling
 from aoe_runner.home import bank_pointer
 from aoe_runner.runs.manifest import BankFile, BankInventory
 
@@ -166,9 +167,10 @@ class BlobStore:
     # -- locking and collecting -----------------------------------------------------------------
 
     @contextmanager
-    def writing(self) -> Iterator[None]:
-        """Held (shared) while a run writes blobs its manifest does not reference yet."""
-        with self._lock(fcntl.LOCK_SH):
+    def writing(self, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """Held (shared) while a run writes blobs its manifest does not reference yet; on_wait is told when a collect
+        holds the store and it must wait."""
+        with self._lock(fcntl.LOCK_SH, on_wait):
             yield
 
     def collect(self, kept: Callable[[], KeptInventories | None]) -> Collected | None:
@@ -186,7 +188,7 @@ class BlobStore:
             keep, keep_whole = needs
             inventories = {inventory.stored for inventory in keep if inventory.stored} | self._pointed_at()
             needed: set[str] = set()
-            for inventory in keep_whole:
+            for inventory in {inventory.stored: inventory for inventory in keep_whole}.values():  # each read once
                 needed |= {file.sha256 for file in self.expand(inventory).files if file.link is None}
             removed_blobs, freed = _remove_unlisted(self.blobs, needed, lambda path: path.name)
             removed_inventories, freed_more = _remove_unlisted(
@@ -208,11 +210,11 @@ class BlobStore:
         return found
 
     @contextmanager
-    def _lock(self, operation: int) -> Iterator[None]:
+    def _lock(self, operation: int, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
         self.home.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.home / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            fcntl.flock(fd, operation)
+            flock_telling(fd, operation, on_wait)
             yield
         finally:
             os.close(fd)

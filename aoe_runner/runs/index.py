@@ -94,6 +94,7 @@ class Index(Protocol):
     """What the run store asks of its index: this SQLite file, or a shared store (aoe_runner.store.shared)."""
 
     def upsert(self, manifest: RunManifest) -> None: ...
+    def upsert_all(self, manifests: list[RunManifest]) -> None: ...
     def check_writable(self) -> None: ...
     def rows(self, where: RunFilter) -> list[RunRow]: ...
     def ids_starting_with(self, prefix: str, limit: int = 3) -> list[str]: ...
@@ -123,8 +124,13 @@ class RunIndex:
             db.execute("ROLLBACK")
 
     def upsert(self, manifest: RunManifest) -> None:
+        self.upsert_all([manifest])
+
+    def upsert_all(self, manifests: list[RunManifest]) -> None:
+        """In one transaction."""
         with self.connect() as db:
-            _upsert(db, manifest)
+            for manifest in manifests:
+                _upsert(db, manifest)
 
     def rows(self, where: RunFilter) -> list[RunRow]:
         clauses, values = _where(where)

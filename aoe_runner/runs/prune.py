@@ -17,7 +17,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,15 +25,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
-from aoe_runner.fsutil import atomic_write_text
+from aoe_runner.fsutil import atomic_write_text, flock_telling
 from aoe_runner.runs.blobs import KeptInventories
 from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.runs.manifest import BankInventory, RunStatus
 from aoe_runner.runs.status import MANIFEST_NAME
-from aoe_runner.runs.store import TUNING, RunStore
+from aoe_runner.runs.store import REMOVAL_JOURNAL, REMOVAL_LOCK, TUNING, RunStore
 
-JOURNAL = "prune.journal"
-REMOVAL_LOCK = "prune.lock"
+JOURNAL = REMOVAL_JOURNAL
 DELETE_THREADS = 16
 DEAD_START_AFTER_S = 3600  # a run directory with no manifest this old is a start that was killed (a start takes seconds)
 TRASH = "trash"
@@ -98,14 +97,18 @@ def plan_removal(store: RunStore, rows: list[RunRow]) -> Removal:
     return removal
 
 
-def remove_runs(store: RunStore, rows: list[RunRow]) -> Removal:
-    """Finish an interrupted removal, then remove the runs, then every stored bank content no remaining run needs.
+def remove_runs(store: RunStore, choose: Callable[[], list[RunRow]], on_wait: Callable[[], None] | None = None) -> Removal:
+    """Finish an interrupted removal, then remove the runs `choose` gives, then every stored bank content no
+    remaining run needs.
 
-    One removal at a time (REMOVAL_LOCK): two at once shared one journal, and one could lose the other's."""
+    One removal at a time (REMOVAL_LOCK): two at once shared one journal, and one could lose the other's. The runs
+    are chosen once the interrupted removal is finished, so that its runs are neither chosen again nor kept count of
+    (`--keep 3` kept them among its 3)."""
     _refuse_unsafe_places(store)
     store.home.mkdir(parents=True, exist_ok=True)  # a new home: nothing to remove, and nowhere for the journal yet
-    with _one_removal_at_a_time(store):
+    with _one_removal_at_a_time(store, on_wait):
         finished = _finish_interrupted(store)
+        rows = choose()
         removal = plan_removal(store, rows)
         removal.finished = finished
         for row in rows:
@@ -117,10 +120,10 @@ def remove_runs(store: RunStore, rows: list[RunRow]) -> Removal:
 
 
 @contextmanager
-def _one_removal_at_a_time(store: RunStore) -> Iterator[None]:
+def _one_removal_at_a_time(store: RunStore, on_wait: Callable[[], None] | None) -> Iterator[None]:
     fd = os.open(store.home / REMOVAL_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        flock_telling(fd, fcntl.LOCK_EX, on_wait)
         yield
     finally:
         os.close(fd)
@@ -136,11 +139,15 @@ def _finish_interrupted(store: RunStore) -> list[str]:
         return []
     except (OSError, ValueError):
         ids = []  # a journal cut off before its rename cannot exist: atomic_write_text; a damaged one only lists
-    _carry_out(store, [str(run_id) for run_id in ids], [])
+    if not isinstance(ids, list):
+        ids = []
+    ids = [run_id for run_id in ids if isinstance(run_id, str)]
+    _carry_out(store, ids, [])
     return ids
 
 
 def _carry_out(store: RunStore, ids: list[str], notes: list[str]) -> None:
+    ids = [run_id for run_id in ids if _one_name(run_id)]  # "" would name runs/ itself, "../x" a place outside it
     store.index.delete(ids)
     trash = store.home / TRASH
     trash.mkdir(exist_ok=True)
@@ -149,6 +156,10 @@ def _carry_out(store: RunStore, ids: list[str], notes: list[str]) -> None:
     _empty_trash(store)
     store.blobs.collect(lambda: _kept_inventories(store, notes))
     (store.home / JOURNAL).unlink(missing_ok=True)
+
+
+def _one_name(run_id: str) -> bool:
+    return run_id not in ("", ".", "..") and "/" not in run_id and "\x00" not in run_id
 
 
 def _discard(directory: Path, in_trash: Path) -> None:

@@ -105,7 +105,12 @@ class RunStore:
     @contextmanager
     def supervising(self, run_id: str) -> Iterator[None]:
         """Hold the run's supervisor lock: while it is held, the run is alive."""
-        fd = os.open(self.run_dir(run_id) / SUPERVISOR_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.run_dir(run_id) / SUPERVISOR_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:  # its directory went meanwhile (a start stopped for an hour, swept as dead)
+            raise InputError(
+                str(self.run_dir(run_id)), f"cannot record the run, nothing was started: {reason_of(error)}"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -163,9 +168,9 @@ class RunStore:
 
         path = self.run_dir(run_id) / MANIFEST_NAME
         try:
-            return load_json(RunManifest, path.read_bytes())
-        except OSError as error:
-            raise InputError(str(path), f"cannot read the run manifest: {error.strerror or error}") from None
+            return load_json(RunManifest, _manifest_bytes(path))
+        except InputError as error:
+            raise InputError(str(path), f"cannot read the run manifest: {error.reason}") from None
         except ValueError as error:  # pydantic's ValidationError, or json's for a document that is not JSON
             raise InputError(str(path), f"not a run manifest: {_first_problem(error)}") from None
 
@@ -261,23 +266,35 @@ class RunStore:
 
         for manifest_path in self.runs_dir.glob(f"*/{MANIFEST_NAME}"):
             try:
-                yield load_json(RunManifest, manifest_path.read_bytes())
-            except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
+                yield load_json(RunManifest, _manifest_bytes(manifest_path))
+            except (InputError, ValueError):  # pydantic's ValidationError is a ValueError
                 self.warn(f"{manifest_path}: not a readable run manifest; left out of the index")
 
     def _index_unindexed(self) -> None:
         """Index the readable records the index lacks (a run killed between writing its manifest and indexing it was
-        never listed), once per store: one listing of runs/ against the index's ids."""
+        never listed), once per store: one listing of runs/ against the index's ids.
+
+        Never while a removal is under way or unfinished: the runs it has taken out of the index would come back (it
+        holds REMOVAL_LOCK, and its journal stays until it is done); and only a record that names its own directory
+        (a copied or hand-edited one could name another run, or none)."""
         if self._unindexed_checked or not self.runs_dir.is_dir():
             return
         self._unindexed_checked = True
-        indexed = self.index.all_ids()
-        for entry in os.scandir(self.runs_dir):
-            if entry.name not in indexed and entry.is_dir(follow_symlinks=False):
-                try:
-                    self._try_index(self.load(entry.name))
-                except InputError:
-                    pass  # no manifest yet (a run starting), or one that cannot be read: prune says so
+        with _no_removal_under_way(self.home) as clear:
+            if not clear or (self.home / REMOVAL_JOURNAL).exists():
+                return
+            indexed = self.index.all_ids()
+            found = []
+            for entry in os.scandir(self.runs_dir):
+                if entry.name not in indexed and entry.is_dir(follow_symlinks=False):
+                    try:
+                        manifest = self.load(entry.name)
+                    except InputError:
+                        continue  # no manifest yet (a run starting), or one that cannot be read: prune says so
+                    if manifest.id == entry.name:
+                        found.append(manifest)
+            if found:
+                self._try_index_all(found)
 
     def _settle(self, row: RunRow) -> RunRow:
         """A row indexed as running, checked against its supervisor and its manifest."""
@@ -293,8 +310,11 @@ class RunStore:
         return row_of(manifest)
 
     def _try_index(self, manifest: RunManifest) -> None:
+        self._try_index_all([manifest])
+
+    def _try_index_all(self, manifests: builtins.list[RunManifest]) -> None:
         try:
-            self.index.upsert(manifest)
+            self.index.upsert_all(manifests)
         except sqlite3.Error:
             pass  # a read-only index: repaired by the next reader that can write
 
@@ -322,6 +342,40 @@ class RunStore:
         finally:
             os.close(fd)
         return False
+
+
+MAX_MANIFEST_BYTES = 64 << 20  # a manifest is kilobytes: a bigger file is read only this far (and then is not one)
+REMOVAL_LOCK = "prune.lock"  # held by a removal (runs prune, runs rm) from start to end
+REMOVAL_JOURNAL = "prune.journal"  # the runs a removal takes out: there until it is done
+
+
+def _manifest_bytes(path: Path) -> bytes:
+    """A manifest's bytes; InputError for anything but a regular file (a FIFO would hang every listing, a link to
+    /dev/zero fill the memory)."""
+    from aoe_runner.regular_files import read_with_status
+
+    return read_with_status(str(path), MAX_MANIFEST_BYTES)[0]
+
+
+@contextmanager
+def _no_removal_under_way(home: Path) -> Iterator[bool]:
+    """REMOVAL_LOCK held shared, without waiting: True while it is held (a removal waits for it), False when a
+    removal holds it or it cannot be taken (a read-only home)."""
+    try:
+        fd = os.open(home / REMOVAL_LOCK, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        os.close(fd)
 
 
 def _reserve(path: Path, size: int) -> None:

@@ -41,6 +41,10 @@ class SharedIndex:
         self.local.upsert(manifest)
         self.store.publish(manifest)
 
+    def upsert_all(self, manifests: list[RunManifest]) -> None:
+        for manifest in manifests:
+            self.upsert(manifest)
+
     def check_writable(self) -> None:
         self.local.check_writable()
 

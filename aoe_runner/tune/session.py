@@ -119,7 +119,7 @@ def run_tune(
         if request.bank is not None and not request.bank.exists():
             request.bank.mkdir(parents=True)
             reporter.notice(f"created the bank directory {request.bank}")
-        writing = locks.enter_context(_Writing(store))  # no collect removes a blob before the manifest names it
+        writing = locks.enter_context(_Writing(store, reporter))  # no collect removes a blob before the manifest names it
         manifest = _start_record(
             request, run_id, identity, store, facts, env, changes, gate.outcome, started_at, device, work_dir
         )
@@ -132,9 +132,10 @@ def run_tune(
 class _Writing:
     """The blob store's writer lock, released once the run's manifest is saved (or when the start fails)."""
 
-    def __init__(self, store: RunStore) -> None:
+    def __init__(self, store: RunStore, reporter: RunReporter) -> None:
         self._held: ExitStack | None = ExitStack()
-        self._held.enter_context(store.blobs.writing())
+        waiting = f"waiting for a runs prune or runs rm to finish with the stored bank contents ({store.blobs.home})"
+        self._held.enter_context(store.blobs.writing(lambda: reporter.notice(waiting)))
 
     def __enter__(self) -> _Writing:
         return self

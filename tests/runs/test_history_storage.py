@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -438,6 +439,7 @@ def test_a_removal_waits_for_the_one_under_way(home: Home) -> None:
         os.close(fd)
     _, err = pruning.communicate(timeout=60)
     assert pruning.returncode == 0, err
+    assert "waiting for another runs prune or runs rm to finish" in err  # said, not a silent wait
     assert [m["id"] for m in home.manifests()] == [newer["id"]]
 
 
@@ -461,3 +463,72 @@ def test_what_a_collect_keeps_is_decided_with_the_store_locked(tmp_path: Path) -
 
     assert store.collect(kept) is None  # None: nothing may go
     assert held == [True]
+
+
+def test_a_record_that_names_another_run_or_none_is_not_indexed_and_removes_nothing_else(home: Home) -> None:
+    """Indexed under the id it held, a record with `"id": ""` was removed by renaming runs/ itself: every run went."""
+    for _ in range(3):
+        tune_bank(home)
+    first, second, third = home.manifests()
+    runs = home.root / "home" / "runs"
+    shutil.copytree(runs / first["id"], runs / "20260101-000000-copy")  # names the first run
+    emptied = json.loads((runs / second["id"] / "manifest.json").read_text())
+    emptied["id"] = ""
+    (runs / second["id"] / "manifest.json").write_text(json.dumps(emptied))
+    with sqlite3.connect(home.root / "home" / "runs.db") as db:
+        db.execute("DELETE FROM runs WHERE id = ?", (second["id"],))
+
+    listed = aoe_runner(home, "runs", "list", "--json")
+    pruned = aoe_runner(home, "runs", "prune", "--keep", "0", "--yes")
+
+    assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [third["id"], first["id"]]
+    assert pruned.returncode == 0, pruned.stderr
+    assert sorted(path.name for path in runs.iterdir()) == sorted([second["id"], "20260101-000000-copy"])
+
+
+def test_a_manifest_that_is_a_fifo_or_a_device_is_not_read(home: Home) -> None:
+    """A listing now reads unindexed records: a FIFO hung it for ever, a link to /dev/zero filled the memory."""
+    tune_bank(home)
+    runs = home.root / "home" / "runs"
+    for name, make in (
+        ("20260101-000000-fifo", lambda path: os.mkfifo(path)),
+        ("20260101-000000-zero", lambda path: path.symlink_to("/dev/zero")),
+    ):
+        (runs / name).mkdir()
+        make(runs / name / "manifest.json")
+    listed = subprocess.run(
+        [sys.executable, "-m", "aoe_runner", "runs", "list", "--json"], env=home.env, capture_output=True, text=True, timeout=30
+    )
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1, listed.stderr
+
+
+def test_a_removal_interrupted_is_finished_before_the_next_chooses_what_it_keeps(home: Home) -> None:
+    """`--keep 2` after a removal of the two newest was interrupted counted them among the 2 it kept: none was left."""
+    for _ in range(5):
+        tune_bank(home)
+    manifests = home.manifests()
+    (home.root / "home" / "prune.journal").write_text(json.dumps([m["id"] for m in manifests[-2:]]))  # killed after this
+
+    pruned = aoe_runner(home, "runs", "prune", "--keep", "2", "--yes")
+
+    assert pruned.returncode == 0, pruned.stderr
+    assert [m["id"] for m in home.manifests()] == [m["id"] for m in manifests[1:3]]
+
+
+def test_a_listing_does_not_bring_back_what_a_removal_under_way_took_out(home: Home) -> None:
+    import fcntl
+
+    tune_bank(home)
+    tune_bank(home)
+    older, newer = home.manifests()
+    with sqlite3.connect(home.root / "home" / "runs.db") as db:
+        db.execute("DELETE FROM runs WHERE id = ?", (older["id"],))  # as a removal does before it moves the directory
+    fd = os.open(home.root / "home" / "prune.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        during = aoe_runner(home, "runs", "list", "--json")
+    finally:
+        os.close(fd)
+    after = aoe_runner(home, "runs", "list", "--json")
+    assert [json.loads(line)["id"] for line in during.stdout.splitlines()] == [newer["id"]]
+    assert [json.loads(line)["id"] for line in after.stdout.splitlines()] == [newer["id"], older["id"]]  # none under way
