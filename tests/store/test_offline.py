@@ -137,6 +137,15 @@ def _server_processes(server: PgServer) -> list[psutil.Process]:
     return [postmaster, *postmaster.children(recursive=True)]
 
 
+def _signal_all(processes: list[psutil.Process], resume: bool) -> None:
+    """Suspend or resume the server's processes; one that has ended meanwhile (a backend closing) is left."""
+    for process in processes:
+        try:
+            process.resume() if resume else process.suspend()
+        except psutil.NoSuchProcess:
+            pass
+
+
 def test_a_server_that_stops_answering_mid_run_is_cut_off_and_the_run_ends(tmp_path: Path, own_server: PgServer) -> None:
     """A server that stops answering (here SIGSTOP: the kernel still takes our bytes, so no TCP limit can fire) held
     tune at the run's end for ever, and SIGTERM did not help: the server's own limits cannot act, and psycopg's
@@ -145,15 +154,13 @@ def test_a_server_that_stops_answering_mid_run_is_cut_off_and_the_run_ends(tmp_p
     process = start_tune(home, "sleep", "1")
     wait_for_output(process, "recording to", stream="stderr")
     stopped = _server_processes(own_server)
-    for server_process in stopped:
-        server_process.suspend()
+    _signal_all(stopped, resume=False)
     try:
         time.sleep(2)  # the script has ended: tune waits for the server to take the run's end
         process.send_signal(signal.SIGTERM)  # counted, read once the record is finished
         _, err = process.communicate(timeout=pg_index.WRITE_LIMIT_S + pg_index.WATCHDOG_MARGIN_S + 30)
     finally:
-        for server_process in stopped:
-            server_process.resume()
+        _signal_all(stopped, resume=True)
     limit = pg_index.WRITE_LIMIT_S + pg_index.WATCHDOG_MARGIN_S
     assert f"no answer from the server in {limit} s" in err and "recorded on this host only" in err, err
     assert process.returncode == 0, err  # the script's own code: SIGTERM came after it ended
@@ -207,15 +214,13 @@ def test_a_server_that_takes_no_connection_is_waited_for_once(tmp_path: Path, ow
     three repeats: 66 s)."""
     home = SharedHome(tmp_path, own_server.url("aoe"))
     stopped = _server_processes(own_server)
-    for server_process in stopped:
-        server_process.suspend()
+    _signal_all(stopped, resume=False)
     try:
         started = time.monotonic()
         code, _, err = tune(home, "exit", "0")
         took = time.monotonic() - started
     finally:
-        for server_process in stopped:
-            server_process.resume()
+        _signal_all(stopped, resume=True)
     assert code == 0 and "connection timeout expired" in err and err.count("recorded on this host only") == 1, err
     assert took < 2 * pg_index.CONNECT_TIMEOUT_S
 
