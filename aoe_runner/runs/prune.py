@@ -32,7 +32,6 @@ from aoe_runner.runs.manifest import BankInventory, RunStatus
 from aoe_runner.runs.status import MANIFEST_NAME
 from aoe_runner.runs.store import REMOVAL_JOURNAL, REMOVAL_LOCK, TUNING, RunStore
 
-JOURNAL = REMOVAL_JOURNAL
 DELETE_THREADS = 16
 DEAD_START_AFTER_S = 3600  # a run directory with no manifest this old is a start that was killed (a start takes seconds)
 TRASH = "trash"
@@ -114,7 +113,7 @@ def remove_runs(store: RunStore, choose: Callable[[], list[RunRow]], on_wait: Ca
         for row in rows:
             if store.is_live(row.id):
                 raise RunIsLive(f"run {row.id} is running (pid of its supervisor alive); it can be removed once it ends")
-        atomic_write_text(store.home / JOURNAL, json.dumps([row.id for row in rows]) + "\n")
+        atomic_write_text(store.home / REMOVAL_JOURNAL, json.dumps([row.id for row in rows]) + "\n")
         _carry_out(store, [row.id for row in rows], removal.notes)
     return removal
 
@@ -131,7 +130,7 @@ def _one_removal_at_a_time(store: RunStore, on_wait: Callable[[], None] | None) 
 
 def _finish_interrupted(store: RunStore) -> list[str]:
     """Finish a removal a crash or Ctrl-C interrupted; the ids it removed."""
-    journal = store.home / JOURNAL
+    journal = store.home / REMOVAL_JOURNAL
     try:
         ids = json.loads(journal.read_text())
     except FileNotFoundError:
@@ -155,7 +154,7 @@ def _carry_out(store: RunStore, ids: list[str], notes: list[str]) -> None:
         _discard(store.run_dir(run_id), trash / run_id)
     _empty_trash(store)
     store.blobs.collect(lambda: _kept_inventories(store, notes))
-    (store.home / JOURNAL).unlink(missing_ok=True)
+    (store.home / REMOVAL_JOURNAL).unlink(missing_ok=True)
 
 
 def _one_name(run_id: str) -> bool:
@@ -198,7 +197,7 @@ def _kept_inventories(store: RunStore, notes: list[str]) -> KeptInventories | No
 def _discard_dead_starts(store: RunStore) -> None:
     trash = store.home / TRASH
     now = time.time()
-    for entry in _run_directories(store):
+    for entry in store.run_directories():
         try:
             age_s = now - entry.stat(follow_symlinks=False).st_mtime
         except FileNotFoundError:
@@ -240,18 +239,7 @@ def _empty_trash(store: RunStore) -> None:
 def _unindexed(store: RunStore) -> list[str]:
     """Run records the index has no row for: their manifests could not be read, so they might need any blob. (A
     readable one is indexed by the listing that comes first; a directory with no manifest names no blob.)"""
-    indexed = store.index.all_ids()
-    return sorted(
-        entry.name
-        for entry in _run_directories(store)
-        if entry.name not in indexed and os.path.lexists(Path(entry.path) / MANIFEST_NAME)
-    )
-
-
-def _run_directories(store: RunStore) -> list[os.DirEntry[str]]:
-    if not store.runs_dir.is_dir():
-        return []
-    return [entry for entry in os.scandir(store.runs_dir) if entry.is_dir(follow_symlinks=False)]
+    return sorted(entry.name for entry in store.unindexed_directories() if os.path.lexists(Path(entry.path) / MANIFEST_NAME))
 
 
 def _unreadable_note(unindexed: list[str]) -> str:

@@ -172,7 +172,7 @@ class RunStore:
         except InputError as error:
             raise InputError(str(path), f"cannot read the run manifest: {error.reason}") from None
         except ValueError as error:  # pydantic's ValidationError, or json's for a document that is not JSON
-            raise InputError(str(path), f"not a run manifest: {_first_problem(error)}") from None
+            raise InputError(str(path), f"not a run manifest: {manifest_problem(error)}") from None
 
     def list(self, where: RunFilter | None = None) -> list[RunRow]:
         """Runs newest first; runs whose supervisor died are marked abandoned on the way."""
@@ -283,18 +283,27 @@ class RunStore:
         with _no_removal_under_way(self.home) as clear:
             if not clear or (self.home / REMOVAL_JOURNAL).exists():
                 return
-            indexed = self.index.all_ids()
             found = []
-            for entry in os.scandir(self.runs_dir):
-                if entry.name not in indexed and entry.is_dir(follow_symlinks=False):
-                    try:
-                        manifest = self.load(entry.name)
-                    except InputError:
-                        continue  # no manifest yet (a run starting), or one that cannot be read: prune says so
-                    if manifest.id == entry.name:
-                        found.append(manifest)
+            for entry in self.unindexed_directories():
+                try:
+                    manifest = self.load(entry.name)
+                except InputError:
+                    continue  # no manifest yet (a run starting), or one that cannot be read: prune says so
+                if manifest.id == entry.name:
+                    found.append(manifest)
             if found:
                 self._try_index_all(found)
+
+    def run_directories(self) -> builtins.list[os.DirEntry[str]]:
+        """What runs/ holds as directories of its own (links and files are no run's)."""
+        if not self.runs_dir.is_dir():
+            return []
+        return [entry for entry in os.scandir(self.runs_dir) if entry.is_dir(follow_symlinks=False)]
+
+    def unindexed_directories(self) -> builtins.list[os.DirEntry[str]]:
+        """Run directories the index has no row for."""
+        indexed = self.index.all_ids()
+        return [entry for entry in self.run_directories() if entry.name not in indexed]
 
     def _settle(self, row: RunRow) -> RunRow:
         """A row indexed as running, checked against its supervisor and its manifest."""
@@ -408,7 +417,7 @@ def reason_of(error: BaseException) -> str:
     return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
 
 
-def _first_problem(error: ValueError) -> str:
+def manifest_problem(error: ValueError) -> str:
     """A manifest's first problem, where it is (`bank_after.stored_bytes: ...`) when pydantic says."""
     from pydantic import ValidationError
 

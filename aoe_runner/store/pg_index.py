@@ -125,10 +125,9 @@ class PgIndex:
 
     def manifest(self, run_id: str) -> tuple[RunManifest, str | None] | None:
         """The run's manifest and where its artifacts are, or None when the store has no such run."""
-        from pydantic import ValidationError
-
-        from aoe_runner.jsontext import first_problem, load_json
+        from aoe_runner.jsontext import load_json
         from aoe_runner.runs.manifest import RunManifest
+        from aoe_runner.runs.store import manifest_problem
 
         with self.transaction() as db:
             found = db.execute("SELECT manifest::text, artifacts FROM runs WHERE id = %s", (run_id,)).fetchone()
@@ -137,8 +136,7 @@ class PgIndex:
         try:
             return load_json(RunManifest, found[0].encode()), found[1]
         except ValueError as error:  # changed by hand, or written by an aoe-runner that knows more
-            problem = "{}: {}".format(*first_problem(error)) if isinstance(error, ValidationError) else str(error)
-            raise InputError(run_id, f"its record in the run store cannot be read ({problem})") from None
+            raise InputError(run_id, f"its record in the run store cannot be read ({manifest_problem(error)})") from None
 
     def versions(self, ids: list[str]) -> dict[str, tuple[str, str | None]]:
         """status and end time of those of `ids` the store holds with their operator results, to tell what a push
