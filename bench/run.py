@@ -2,10 +2,11 @@
 
 The report benchmarks (bench/report_bench.py: throughput against a bare json.loads loop and jq, with the
 machine's CPUs and pinned to one, plain and mypyc-compiled, the cache's second run, growth with files,
-start-up), then the tune, run-history and verify benchmarks (bench/tune_bench.py, bench/history_bench.py,
-bench/verify_bench.py), --format html against json (bench/html_bench.py) and the shared store on PostgreSQL
-(bench/store_bench.py). `--only SECTION,...` re-measures some sections and keeps the others' figures. Results go
-to stdout and to docs/benchmarks.md.
+start-up), where a second report's time goes (bench/second_report_bench.py), then the tune, run-history
+and verify benchmarks (bench/tune_bench.py, bench/history_bench.py, bench/verify_bench.py), --format html
+against json (bench/html_bench.py) and the shared store on PostgreSQL (bench/store_bench.py).
+`--only SECTION,...` re-measures some sections and keeps the others' figures. Results go to stdout and to
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import history_bench  # noqa: E402
 import html_bench  # noqa: E402
 import report_bench  # noqa: E402
+import second_report_bench  # noqa: E402
 import tune_bench  # noqa: E402
 import verify_bench  # noqa: E402
 
@@ -44,6 +46,11 @@ SECTIONS: dict[str, Section] = {
         lambda args: report_bench.measure(args.rounds, args.quick),
         lambda f, args: report_bench.render(f),  # type: ignore[arg-type]
         report_bench.target_rows,  # type: ignore[arg-type]
+    ),
+    "second": Section(
+        lambda args: second_report_bench.measure(max(args.rounds, 5)),
+        lambda f, args: second_report_bench.render(f),  # type: ignore[arg-type]
+        second_report_bench.target_rows,  # type: ignore[arg-type]
     ),
     "tune": Section(
         lambda args: tune_bench.measure(args.rounds),
