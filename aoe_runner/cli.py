@@ -317,7 +317,7 @@ def _print_problems(loaded: Sequence[Loaded]) -> None:
             terminal.error(error.message)
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str | bytes, output: str | None) -> None:
     """emit() on this CLI's terminal (verify calls it)."""
     emit(terminal, text, output)
 

@@ -453,6 +453,7 @@ def verify(
         grace_s=parse_duration(grace, "--grace"),
     )
     report = run_verify(request, TerminalReporter(terminal, live=False), open_store(warn=terminal.warning))
+    text: str | bytes
     if output_format == "json":
         from aoe_runner.jsontext import dump_json
 

@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 _ESCAPE = "aoe-runner-escape"
 
 
+class Document(bytes):
+    """The UTF-8 bytes of a document that names its own encoding (an HTML page's `<meta charset="utf-8">`): written
+    as they are wherever they go. Encoded again for stdout's encoding, a page would show `\\u00b5s` for µs under
+    PYTHONIOENCODING=ascii, and still claim to be UTF-8."""
+
+
 class Terminal:
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
         self._out = out
@@ -83,9 +89,9 @@ class Terminal:
 def _result(out: TextIO, text: str | bytes | Pieces) -> None:
     """Written to the stream's binary buffer, piece by piece (_write_all), wherever it has one: unbuffered, a text
     stream hands its encoded text to the raw stream, which may write only part of it, and drops the rest unsaid.
-    UTF-8 bytes go to a UTF-8 stream as they are; anything else is text first."""
+    UTF-8 bytes go to a UTF-8 stream as they are, and a Document to any stream; anything else is text first."""
     buffer: BinaryIO | None = getattr(out, "buffer", None)
-    if buffer is not None and not isinstance(text, str) and _is_utf8(out):
+    if buffer is not None and (isinstance(text, Document) or not isinstance(text, str) and _is_utf8(out)):
         pieces: Pieces = [text] if isinstance(text, bytes) else text
     else:
         if not isinstance(text, str):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.html.page import DEFAULT_TOP, Page, PageContext, render
+from aoe_runner.terminal import Document
 
 if TYPE_CHECKING:
     from aoe_runner.diff import BankDiff
@@ -19,17 +20,17 @@ class HtmlFormatter:
     drift: list[str] = field(default_factory=list)  # environment differences of the two runs a diff compares
     problems: list[str] = field(default_factory=list)  # inputs that could not be read (the CLI adds them): left out
 
-    def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> str:
+    def summary_data(self, data: dict[str, Any], top: int | None, model: Callable[[], BankSummary]) -> Document:
         from aoe_runner.html.summary_page import summary_page
 
         return render(self._warned(summary_page(data, top or DEFAULT_TOP)), self.context)
 
-    def summary(self, summary: BankSummary, top: int | None) -> str:
+    def summary(self, summary: BankSummary, top: int | None) -> Document:
         data = summary.model_dump(mode="json")  # the plain data the page reads, as Loaded.data holds it
         data["legacy"] = summary.legacy
         return self.summary_data(data, top, lambda: summary)
 
-    def diff(self, diff: BankDiff, top: int | None) -> str:
+    def diff(self, diff: BankDiff, top: int | None) -> Document:
         from aoe_runner.html.diff_page import diff_page
 
         return render(self._warned(diff_page(diff, top or DEFAULT_TOP, self.drift)), self.context)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from aoe_runner import __version__
 from aoe_runner.html.assets import own, plotly_js
 from aoe_runner.html.escape import script_json, text
+from aoe_runner.terminal import Document
 
 DEFAULT_TOP = 2000  # table rows per list: about 1 MB of rows, so the 200-file corpus stays well under 10 MB
 
@@ -66,7 +67,7 @@ class Page:
     notes: list[str] = field(default_factory=list)
 
 
-def render(page: Page, context: PageContext) -> str:
+def render(page: Page, context: PageContext) -> Document:
     data = {
         "charts": [
             {"traces": c.traces, "layout": c.layout, "runLinks": c.run_links, "narrowHides": c.narrow_hides} for c in page.charts
@@ -92,7 +93,7 @@ def render(page: Page, context: PageContext) -> str:
         f'<script type="application/json" id="page-data">{script_json(data)}</script>\n',
         f"<script>{plotly_js()}</script>\n<script>\n{own('page.js')}</script>\n</body>\n</html>\n",
     ]
-    return "".join(parts)
+    return Document("".join(parts).encode("utf-8"))
 
 
 def _meta(context: PageContext) -> str:

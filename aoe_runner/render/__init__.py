@@ -14,9 +14,11 @@ if TYPE_CHECKING:
 
 
 class Formatter(Protocol):
-    def summary(self, summary: BankSummary, top: int | None) -> str: ...
+    """Text, or a whole document's bytes (terminal.Document: an HTML page)."""
 
-    def diff(self, diff: BankDiff, top: int | None) -> str: ...
+    def summary(self, summary: BankSummary, top: int | None) -> str | bytes: ...
+
+    def diff(self, diff: BankDiff, top: int | None) -> str | bytes: ...
 
 
 class OutputFormat(str, Enum):

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from aoe_runner.diff import diff_summaries
 from aoe_runner.html.formatter import HtmlFormatter
@@ -40,6 +45,20 @@ def test_html_to_stdout_when_asked_by_name(cli) -> None:  # type: ignore[no-unty
 
     assert result.code == 0
     assert result.out.startswith("<!DOCTYPE html>") and result.out.endswith("</html>\n")
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1:backslashreplace"])
+def test_a_page_on_stdout_is_utf8_whatever_its_encoding(tmp_path: Path, encoding: str) -> None:
+    """The page says <meta charset="utf-8">: encoded again for an ASCII stdout, it showed `\\u00b5s` for µs."""
+    page = tmp_path / "report.html"
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "AOE_RUNNER_HOME": str(tmp_path / "home")}
+    command = [sys.executable, "-m", "aoe_runner", "report", str(SAMPLES), "--format", "html"]
+    out = subprocess.run([*command, "-o", "-"], env=env, capture_output=True, check=True).stdout
+    subprocess.run([*command, "-o", str(page)], env=env, capture_output=True, check=True)
+
+    generated = re.compile(rb"Generated [^\n]*")  # the moment, and the command (-o - or -o FILE)
+    assert generated.sub(b"", out) == generated.sub(b"", page.read_bytes())
+    assert re.search(r"<b>[\d,.]+ µs</b>", out.decode("utf-8"))
 
 
 def test_a_page_is_self_contained_and_says_where_it_came_from(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -85,7 +104,7 @@ def test_a_diff_page_warns_of_environment_drift_at_the_top() -> None:
     new = summarize_paths([str(SAMPLES / "retune")]).summary
     formatter = HtmlFormatter(PageContext.of(["report", "--diff"]), drift=["CANN version 8.0.RC1 != 8.1.RC1"])
 
-    text = formatter.diff(diff_summaries(old, new), None)
+    text = formatter.diff(diff_summaries(old, new), None).decode("utf-8")
 
     warning = text.index('<section class="warnings" role="alert">')
     assert warning < text.index('class="facts"')
