@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from aoe_runner.html.charts import COLORS, Chart, layout
 from aoe_runner.html.escape import cell, label
 from aoe_runner.html.page import Column, Page, Table
+from aoe_runner.render.numbers import figure
 
 if TYPE_CHECKING:
     from aoe_runner.errors import InputError
@@ -117,7 +118,7 @@ def _ids(runs: list[HistoryRun]) -> dict[str, Any]:
 
 
 def _saved_words(us: float | None) -> str:
-    return "none" if us is None else f"{us:,.1f} µs"
+    return "none" if us is None else f"{figure(us, 1)} µs"
 
 
 def _time_saved(runs: list[HistoryRun]) -> Chart:

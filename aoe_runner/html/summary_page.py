@@ -11,6 +11,7 @@ from typing import Any
 from aoe_runner.html.charts import COLORS, Chart, finite, histogram, histogram_chart, horizontal_line, layout
 from aoe_runner.html.escape import HOVER_LIMIT, HOVER_TAIL, cell, label
 from aoe_runner.html.page import Column, Page, Table, left_out_note
+from aoe_runner.render.numbers import figure
 from aoe_runner.summary_data import operator_label
 
 TOP_OPERATORS = 20
@@ -47,12 +48,12 @@ def _facts(t: dict[str, Any]) -> list[tuple[str, str]]:
         ("files", f"{t['files']:,} ({t['partial_files']:,} partial)"),
         ("reports", f"{t['reports']:,} ({t['failed_reports']:,} failed)"),
         ("operators", f"{t['operators']:,}: {t['operators_added']:,} added, {t['operators_updated']:,} updated"),
-        ("operator time saved", f"{t['operator_time_saved_us']:,.1f} µs"),
+        ("operator time saved", f"{figure(t['operator_time_saved_us'], 1)} µs"),
         ("median operator speed-up", _times(t["median_operator_speedup"])),
         ("subgraphs", f"{t['subgraphs']:,}: {t['subgraphs_added']:,} added, {t['subgraphs_updated']:,} updated"),
-        ("subgraph time saved", f"{t['subgraph_time_saved_ms']:,.3f} ms"),
+        ("subgraph time saved", f"{figure(t['subgraph_time_saved_ms'], 3)} ms"),
         ("median subgraph speed-up", _times(t["median_subgraph_speedup"])),
-        ("tuning time", f"{t['tuning_time_s']:,.0f} s"),
+        ("tuning time", f"{figure(t['tuning_time_s'], 0)} s"),
     ]
     if t["opat_hit_rate"] is not None:
         facts.append(("OPAT bank hit rate", f"{t['opat_hit_rate']:.1%}"))
@@ -60,7 +61,7 @@ def _facts(t: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _times(speedup: float | None) -> str:
-    return "none" if speedup is None else f"{speedup:.3f}x"
+    return "none" if speedup is None else f"{figure(speedup, 3)}x"
 
 
 def _distribution(title: str, entries: list[dict[str, Any]], noun: str, color: str) -> list[Chart]:
@@ -75,7 +76,7 @@ def _top_operators(operators: list[dict[str, Any]]) -> list[Chart]:
     ticks = [f"{len(top) - rank}. {label(operator_label(e), LABEL_LIMIT)}" for rank, e in enumerate(top)]  # unique when cut
     names = [label(operator_label(e), HOVER_LIMIT, HOVER_TAIL) for e in top]
     hover = [
-        f"{name}<br>saved {e['time_saved_us']:,.2f} µs, speed-up {_times(e['speedup'])}"
+        f"{name}<br>saved {figure(e['time_saved_us'], 2)} µs, speed-up {_times(e['speedup'])}"
         for name, e in zip(names, top, strict=True)
     ]
     trace = {"type": "bar", "orientation": "h", "y": ticks, "x": [e["time_saved_us"] for e in top], "hovertext": hover,
@@ -100,7 +101,7 @@ def _op_types(operators: list[dict[str, Any]], threshold: float, min_gain_pct: f
     if not groups:
         return []
     ranked = sorted(groups, key=lambda key: (-(groups[key][0] + groups[key][1]), key))[:TOP_TYPES]
-    names, whole = _short_categories(ranked), [label(key) for key in ranked]
+    names, whole = _short_categories(ranked), [label(key, HOVER_LIMIT, HOVER_TAIL) for key in ranked]
     saved = _bars(names, whole, ranked, groups, lambda g: g[0], "real gain", COLORS["good"])
     no_gain = _bars(names, whole, ranked, groups, lambda g: g[1], f"no real gain (< {min_gain_pct:g}%)", COLORS["warn"])
     saved_layout = layout("op type", "time saved (µs)", barmode="relative", xaxis={"type": "category", "tickangle": -40})
@@ -127,7 +128,7 @@ def _op_types(operators: list[dict[str, Any]], threshold: float, min_gain_pct: f
 def _bars(names: list[str], whole: list[str], keys: list[str], groups: dict[str, list[float]],
           part: Callable[[list[float]], float], name: str, color: str) -> dict[str, Any]:  # fmt: skip
     values = [part(groups[key]) for key in keys]
-    hover = [f"{shown}: {value:,.2f} µs saved ({name})" for shown, value in zip(whole, values, strict=True)]
+    hover = [f"{shown}: {figure(value, 2)} µs saved ({name})" for shown, value in zip(whole, values, strict=True)]
     return {"type": "bar", "x": names, "y": values, "name": name, "marker": {"color": color}, "hovertext": hover,
             "hoverinfo": "text"}  # fmt: skip
 
@@ -136,7 +137,7 @@ def _model_times(points: list[dict[str, Any]]) -> list[Chart]:
     if not points:
         return []
     raw = [f"{p['section']} {p['tuning_name'] or ''} #{index + 1}".replace("  ", " ") for index, p in enumerate(points)]
-    names, whole = _short_categories(raw), [label(name) for name in raw]
+    names, whole = _short_categories(raw), [label(name, HOVER_LIMIT, HOVER_TAIL) for name in raw]
     traces = [
         {"type": "bar", "x": names, "y": [p[key] for p in points], "name": word, "marker": {"color": color},
          "hovertext": [f"{name}: {_ms(p[key])} {word}" for name, p in zip(whole, points, strict=True)], "hoverinfo": "text"}
@@ -165,7 +166,7 @@ def _short_categories(names: list[str]) -> list[str]:
 
 
 def _ms(value: float | None) -> str:
-    return "none" if value is None else f"{value:,.3f} ms"
+    return "none" if value is None else f"{figure(value, 3)} ms"
 
 
 def _table(operators: list[dict[str, Any]], subgraphs: list[dict[str, Any]], top: int) -> Table:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from aoe_runner.html.charts import COLORS, Chart, layout, vertical_line
 from aoe_runner.html.escape import cell, label
 from aoe_runner.html.page import Column, Page, Table
+from aoe_runner.render.numbers import figure
 from aoe_runner.verify.stats import quantile
 
 if TYPE_CHECKING:
@@ -28,12 +29,12 @@ def verify_page(report: VerifyReport, step_times_ms: list[list[float]] | None) -
     c = report.comparison
     verdict = (VERDICT_CLASS.get(c.verdict.value, "neutral"), f"verdict: {c.verdict.value} ({c.explanation})")
     facts = [
-        ("speed-up (baseline / tuned)", f"{c.speedup:.3f}x"),
-        (f"{c.confidence:.0%} interval", f"{c.ci_low:.3f}x to {c.ci_high:.3f}x"),
+        ("speed-up (baseline / tuned)", f"{figure(c.speedup, 3)}x"),
+        (f"{c.confidence:.0%} interval", f"{figure(c.ci_low, 3)}x to {figure(c.ci_high, 3)}x"),
         ("threshold", f"{c.threshold_pct:g}% slower"),
         ("runs per arm", f"{report.repeats} (interleaved)"),
-        ("baseline median", f"{c.baseline.median_ms:.3f} ms"),
-        ("tuned median", f"{c.tuned.median_ms:.3f} ms"),
+        ("baseline median", f"{figure(c.baseline.median_ms, 3)} ms"),
+        ("tuned median", f"{figure(c.tuned.median_ms, 3)} ms"),
     ]
     facts += [
         (f"gate {g.gate} ({STATISTICS[g.statistic]})", f"{'pass' if g.passed else 'FAIL'}: {g.explanation}") for g in report.gates

@@ -34,6 +34,17 @@ def ratio(result: float | None, *inputs: float | None, at_least: int = 3) -> flo
     return round(result, digits - 1 - math.floor(math.log10(abs(result))))
 
 
+def figure(value: float, places: int) -> str:
+    """A figure for people, as f"{value:,.{places}f}" writes it, but never a 300-digit integer part nor a value that is
+    not zero written as 0: from 1e15 up, and below what `places` shows, it has three significant digits and an
+    exponent (`1.8e+308`, `1e-06`); inf and nan as themselves."""
+    magnitude = abs(value)
+    if not math.isfinite(value) or magnitude >= LONGEST_FIGURE or 0 < magnitude < 0.5 * 10.0**-places:
+        return f"{value:.3g}"
+    return f"{value:,.{places}f}"
+
+
+LONGEST_FIGURE = 1e15  # page.js writes numbers from here on with an exponent too
 GIB = 2**30
 
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from aoe_runner.html.assets import plotly_js
 from aoe_runner.html.charts import histogram, histogram_chart
 from aoe_runner.html.escape import label
+from aoe_runner.render.numbers import figure
 from aoe_runner.render.safe_text import visible
 from tests.conftest import ROOT
 from tests.html.browser import Tab
@@ -214,7 +215,11 @@ def test_a_cut_label_keeps_its_start_and_end(name: str, limit: int, tail: int) -
 def test_long_names_are_cut_in_hover_labels_not_in_the_table(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Fused operators can have names of thousands of characters: a diff draws up to 5,000 points per kind and chart,
     each with its name, so whole names in hover labels grew the page past its 10 MB bound; the table keeps them whole."""
-    ops = [(f"{index:04d}/" + "fused_scope/MatMul_" * 150, "MatMulV2", 100.0, 50.0 + index % 7) for index in range(400)]
+    long_type = "FusedMatMulBiasAdd_" * 150  # op types too: the op-type charts' hover labels held them whole
+    ops = [
+        (f"{index:04d}/" + "fused_scope/MatMul_" * 150, long_type if index % 2 else "MatMulV2", 100.0, 50.0 + index % 7)
+        for index in range(400)
+    ]
     old = write_ops(tmp_path / "old", ops).parent
     new = write_ops(tmp_path / "new", [(n, t, b, a * 1.2 if i % 2 else a) for i, (n, t, b, a) in enumerate(ops)]).parent
     pages = {}
@@ -231,7 +236,8 @@ def test_long_names_are_cut_in_hover_labels_not_in_the_table(cli, tmp_path: Path
                     assert all(len(label_text) <= 320 for label_text in trace.get(key) or []), key
         assert any(ops[0][0] in str(value) for row in data["table"]["rows"] for value in row)
     diff_data = pages["diff"].read_text(encoding="utf-8")
-    assert len(diff_data) - len(plotly_js()) < 1_500_000  # 400 rows of 2,855-character names, 400 short labels
+    assert len(diff_data) - len(plotly_js()) < 2_200_000  # 400 rows of 2,855-character names (200 of 2,850-character
+    # op types), whole, and their labels, cut
 
 
 def test_a_page_says_which_inputs_could_not_be_read(cli, show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -388,3 +394,46 @@ def test_a_run_result_file_that_is_damaged_is_an_error_named_on_the_page(tmp_pat
     assert line.startswith(f"error: {damaged}: invalid JSON at line 1 column 2")
     text = page.read_text()
     assert f"run {run['id']}: {damaged}: invalid JSON at line 1 column 2" in text and "are not here" not in text
+
+
+def test_extreme_figures_are_short_and_never_zero(cli, show, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A time near 1e308 µs was written out in 309 digits, and 1 ns (1e-6 µs) of time saved showed as 0."""
+    ops = [("huge", "Conv2D", 1.7e308, 1.0), ("tiny", "Relu", 2e-6, 1e-6)]
+    folder = write_ops(tmp_path / "results", ops).parent
+    page = tmp_path / "extreme.html"
+    assert cli("report", str(folder), "--format", "html", "-o", str(page)).code == 0
+    text = page.read_text(encoding="utf-8")
+    assert "<b>1.7e+308 µs</b>" in text  # operator time saved
+    tab = show(page)
+
+    cells = tab.evaluate("[...document.querySelectorAll('#table tbody td.number')].map(td => td.textContent)")
+    assert "1.70e+308" in cells and "1.00e-6" in cells  # before and time saved of huge; after and time saved of tiny
+    assert all(len(shown) <= 12 for shown in cells)
+    assert "0" not in cells
+    assert tab.errors == []
+
+
+@pytest.mark.parametrize(
+    ("value", "places", "shown"),
+    [
+        (1e308, 1, "1e+308"),
+        (-2.5e15, 2, "-2.5e+15"),
+        (1e-6, 3, "1e-06"),
+        (0.0004, 3, "0.0004"),
+        (0.0005, 3, "0.001"),  # rounds up to what the places show: not below them
+        (0.0, 3, "0.000"),
+        (1234.5678, 1, "1,234.6"),
+        (float("inf"), 1, "inf"),
+        (float("nan"), 3, "nan"),
+    ],
+)
+def test_a_figure_for_people_is_short_and_zero_only_for_zero(value: float, places: int, shown: str) -> None:
+    assert figure(value, places) == shown
+
+
+@given(st.floats(), st.integers(0, 4))
+def test_any_figure_is_short_and_zero_only_for_zero(value: float, places: int) -> None:
+    shown = figure(value, places)
+    assert len(shown) <= 27  # "999,999,999,999,999.0000" at most
+    digits = [char for char in shown.partition("e")[0] if char.isdigit()]
+    assert (set(digits) <= {"0"}) == (value == 0 or not math.isfinite(value))  # inf and nan: no digits

@@ -9,8 +9,10 @@
 
   function number(value) {
     if (value === null || value === undefined) return "";
-    if (Number.isInteger(value)) return value.toLocaleString("en-US");
     var abs = Math.abs(value);
+    // as render/numbers.py's figure: no 300-digit figure, and nothing that is not zero shown as 0
+    if (abs >= 1e15 || (abs > 0 && abs < 0.00005)) return value.toExponential(2);
+    if (Number.isInteger(value)) return value.toLocaleString("en-US");
     var digits = abs >= 1000 ? 1 : abs >= 1 ? 3 : 4;
     return value.toLocaleString("en-US", { maximumFractionDigits: digits });
   }
