@@ -38,10 +38,12 @@ def figure(value: float, places: int) -> str:
     """A figure for people, as f"{value:,.{places}f}" writes it, but never a 300-digit integer part nor a value that is
     not zero written as 0: from 1e15 up, and below what `places` shows, it has three significant digits and an
     exponent (`1.8e+308`, `1e-06`); inf and nan as themselves."""
-    magnitude = abs(value)
-    if not math.isfinite(value) or magnitude >= LONGEST_FIGURE or 0 < magnitude < 0.5 * 10.0**-places:
+    if not math.isfinite(value) or abs(value) >= LONGEST_FIGURE:
         return f"{value:.3g}"
-    return f"{value:,.{places}f}"
+    shown = f"{value:,.{places}f}"
+    if value != 0 and not any(digit in shown for digit in "123456789"):  # rounded to zero (0.5 to "0", half to even)
+        return f"{value:.3g}"
+    return shown
 
 
 LONGEST_FIGURE = 1e15  # page.js writes numbers from here on with an exponent too
