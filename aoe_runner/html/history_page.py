@@ -131,9 +131,13 @@ def _time_saved(runs: list[HistoryRun]) -> Chart:
     traces = [{"type": "bar", "name": "operator time saved", "y": saved, "marker": {"color": colors}, **_axis_data(runs),
                "hovertext": hover, "hoverinfo": "text"}]  # fmt: skip
     if any(r.subgraph_saved_ms for r in runs):
+        subgraph_hover = [
+            f"run {label(r.manifest.id)}: {'none' if r.subgraph_saved_ms is None else figure(r.subgraph_saved_ms, 3) + ' ms'}"
+            for r in runs
+        ]
         traces.append({"type": "scatter", "mode": "lines+markers", "name": "subgraph time saved (ms, right axis)",
-                       "y": [r.subgraph_saved_ms for r in runs], "yaxis": "y2", **_axis_data(runs), **_ids(runs),
-                       "hovertemplate": "run %{text}: %{y:,.3f} ms<extra></extra>"})  # fmt: skip
+                       "y": [r.subgraph_saved_ms for r in runs], "yaxis": "y2", **_axis_data(runs),
+                       "hovertext": subgraph_hover, "hoverinfo": "text"})  # fmt: skip
     chart_layout = layout("run start (UTC)", "operator time saved (µs)", xaxis={"type": "date"})
     chart_layout["yaxis2"] = {"title": {"text": "subgraph time saved (ms)"}, "overlaying": "y", "side": "right"}
     return Chart("Time saved per run (bar colour: status)", traces, chart_layout, run_links=True)

@@ -407,10 +407,28 @@ def test_extreme_figures_are_short_and_never_zero(cli, show, tmp_path: Path) -> 
     tab = show(page)
 
     cells = tab.evaluate("[...document.querySelectorAll('#table tbody td.number')].map(td => td.textContent)")
-    assert "1.70e+308" in cells and "1.00e-6" in cells  # before and time saved of huge; after and time saved of tiny
+    assert "1.7e+308" in cells and "1e-06" in cells  # as the facts write them: before and saved of huge, saved of tiny
     assert all(len(shown) <= 12 for shown in cells)
     assert "0" not in cells
     assert tab.errors == []
+
+
+def test_a_tiny_subgraph_saving_in_the_history_hover_is_not_zero(tmp_path: Path) -> None:
+    """The subgraph line's hover wrote `%{y:,.3f} ms`, plotly's 0.000 for 1e-6 ms; it is figure()'s text now."""
+    from aoe_runner.html.history_page import HistoryRun, history_page
+    from aoe_runner.runs.store import RunStore
+
+    home = Home(tmp_path)
+    (tmp_path / "bank").mkdir()
+    tune = ("tune", str(SIMULATOR), "--mode", "op", "--force", "--bank", str(tmp_path / "bank"), "--grace", "0.5s", "--")
+    assert aoe_runner(home, *tune, "progress", "--reports", "1", "--interval", "0.05").returncode == 0
+    store = RunStore(tmp_path / "home")
+    manifest = store.load_or_warn(store.list()[0].id)
+    assert manifest is not None
+
+    charts = history_page([HistoryRun(manifest, 1.0, 1e-6), HistoryRun(manifest, 2.0, 1.7e308)], None).charts
+    subgraph = next(trace for trace in charts[0].traces if trace["name"].startswith("subgraph"))
+    assert [text.partition(": ")[2] for text in subgraph["hovertext"]] == ["1e-06 ms", "1.7e+308 ms"]
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,16 @@
     if (value === null || value === undefined) return "";
     var abs = Math.abs(value);
     // as render/numbers.py's figure: no 300-digit figure, and nothing that is not zero shown as 0
-    if (abs >= 1e15 || (abs > 0 && abs < 0.00005)) return value.toExponential(2);
+    if (abs >= 1e15 || (abs > 0 && abs < 0.00005)) return exponent(value);
     if (Number.isInteger(value)) return value.toLocaleString("en-US");
     var digits = abs >= 1000 ? 1 : abs >= 1 ? 3 : 4;
     return value.toLocaleString("en-US", { maximumFractionDigits: digits });
+  }
+
+  function exponent(value) {  // as Python's f"{value:.3g}" writes it with an exponent: 1.5e+308, 1e-06
+    var parts = value.toExponential(2).split("e");
+    var digits = parts[1].slice(1);
+    return parts[0].replace(/\.?0+$/, "") + "e" + parts[1][0] + (digits.length < 2 ? "0" + digits : digits);
   }
 
   function shellQuote(word) {  // as Python's shlex.quote: the line is for copying into a shell
