@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from aoe_runner.html.charts import COLORS, Chart, layout
 from aoe_runner.html.escape import cell, label
 from aoe_runner.html.page import Column, Page, Table
-from aoe_runner.render.numbers import figure
+from aoe_runner.render.numbers import quantity
 
 if TYPE_CHECKING:
     from aoe_runner.errors import InputError
@@ -117,24 +117,17 @@ def _ids(runs: list[HistoryRun]) -> dict[str, Any]:
     return {"text": [label(r.manifest.id) for r in runs]}
 
 
-def _saved_words(us: float | None) -> str:
-    return "none" if us is None else f"{figure(us, 1)} µs"
-
-
 def _time_saved(runs: list[HistoryRun]) -> Chart:
     colors = [STATUS_COLORS.get(r.manifest.status.value, COLORS["muted"]) for r in runs]
     saved = [r.operator_saved_us for r in runs]
     hover = [
-        f"run {label(r.manifest.id)} ({r.manifest.status.value})<br>operator time saved: {_saved_words(s)}"
+        f"run {label(r.manifest.id)} ({r.manifest.status.value})<br>operator time saved: {quantity(s, 1, 'µs')}"
         for r, s in zip(runs, saved, strict=True)
     ]
     traces = [{"type": "bar", "name": "operator time saved", "y": saved, "marker": {"color": colors}, **_axis_data(runs),
                "hovertext": hover, "hoverinfo": "text"}]  # fmt: skip
     if any(r.subgraph_saved_ms for r in runs):
-        subgraph_hover = [
-            f"run {label(r.manifest.id)}: {'none' if r.subgraph_saved_ms is None else figure(r.subgraph_saved_ms, 3) + ' ms'}"
-            for r in runs
-        ]
+        subgraph_hover = [f"run {label(r.manifest.id)}: {quantity(r.subgraph_saved_ms, 3, 'ms')}" for r in runs]
         traces.append({"type": "scatter", "mode": "lines+markers", "name": "subgraph time saved (ms, right axis)",
                        "y": [r.subgraph_saved_ms for r in runs], "yaxis": "y2", **_axis_data(runs),
                        "hovertext": subgraph_hover, "hoverinfo": "text"})  # fmt: skip

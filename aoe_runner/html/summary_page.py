@@ -11,7 +11,7 @@ from typing import Any
 from aoe_runner.html.charts import COLORS, Chart, finite, histogram, histogram_chart, horizontal_line, layout
 from aoe_runner.html.escape import HOVER_LIMIT, HOVER_TAIL, cell, label
 from aoe_runner.html.page import Column, Page, Table, left_out_note
-from aoe_runner.render.numbers import figure
+from aoe_runner.render.numbers import figure, quantity
 from aoe_runner.summary_data import operator_label
 
 TOP_OPERATORS = 20
@@ -140,7 +140,8 @@ def _model_times(points: list[dict[str, Any]]) -> list[Chart]:
     names, whole = _short_categories(raw), [label(name, HOVER_LIMIT, HOVER_TAIL) for name in raw]
     traces = [
         {"type": "bar", "x": names, "y": [p[key] for p in points], "name": word, "marker": {"color": color},
-         "hovertext": [f"{name}: {_ms(p[key])} {word}" for name, p in zip(whole, points, strict=True)], "hoverinfo": "text"}
+         "hovertext": [f"{name}: {quantity(p[key], 3, 'ms')} {word}" for name, p in zip(whole, points, strict=True)],
+         "hoverinfo": "text"}
         for key, word, color in (("before_ms", "before", COLORS["muted"]), ("after_ms", "after", COLORS["good"]))
     ]  # fmt: skip
     chart_layout = layout("tuning", "model time (ms)", barmode="group", xaxis={"type": "category"})
@@ -163,10 +164,6 @@ def _short_categories(names: list[str]) -> list[str]:
         short.append(candidate)
         taken.add(candidate)
     return short
-
-
-def _ms(value: float | None) -> str:
-    return "none" if value is None else f"{figure(value, 3)} ms"
 
 
 def _table(operators: list[dict[str, Any]], subgraphs: list[dict[str, Any]], top: int) -> Table:

@@ -46,6 +46,11 @@ def figure(value: float, places: int) -> str:
     return shown
 
 
+def quantity(value: float | None, places: int, unit: str) -> str:
+    """A figure with its unit (`1,234.5 µs`), or "none" for a value that is missing."""
+    return "none" if value is None else f"{figure(value, places)} {unit}"
+
+
 LONGEST_FIGURE = 1e15  # page.js writes numbers from here on with an exponent too
 GIB = 2**30
 
