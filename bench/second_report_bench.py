@@ -125,8 +125,6 @@ class _Clock:
 
 
 def _second_report(mode: str, tree: str, files: list[str]) -> dict[str, object]:
-    import gc
-
     sys.meta_path = [finder for finder in sys.meta_path if "editable" not in repr(finder)]
     sys.path.insert(0, tree)
     clock = _Clock()
@@ -136,7 +134,6 @@ def _second_report(mode: str, tree: str, files: list[str]) -> dict[str, object]:
     from aoe_runner.results.cache import ReportCache
 
     clock.lap("imports")
-    gc.freeze()  # what collector.without_collections does for the CLI
     with collector.paused():
         cache = ReportCache.from_environment()
         assert cache is not None
