@@ -11,7 +11,12 @@ import os
 
 from setuptools import setup
 
-HOT_MODULES = ["aoe_runner/results/parsed.py", "aoe_runner/merge.py", "aoe_runner/summary_data.py"]
+HOT_MODULES = [
+    "aoe_runner/results/parsed.py",
+    "aoe_runner/report/entries.py",
+    "aoe_runner/report/merge.py",
+    "aoe_runner/report/summary_data.py",
+]
 
 
 def compiled_modules() -> list:  # type: ignore[type-arg]

@@ -1,13 +1,13 @@
 """Entry point for `python -m aoe_runner` and the `aoe-runner` command.
 
 main() imports the CLI inside a KeyboardInterrupt guard: Ctrl-C while the modules load, before the crash boundary
-(aoe_runner.crashlog) is in place, is exit 130 with one line, never a traceback.
+(aoe_runner.cli.crashlog) is in place, is exit 130 with one line, never a traceback.
 
 At exit, the interpreter's last garbage collections would walk every object the loaded modules made (about 25 ms
 of each command's time on the benchmark machine) only to free memory that exiting returns anyway. main() has the
 collector freeze those objects when the process exits, after every other exit handler has run; objects freed by
 reference counting are still freed, and files and databases are closed by the code that opened them, never by
-a collection. `report` goes further once its result is out (aoe_runner/exiting.py): it leaves without freeing its
+a collection. `report` goes further once its result is out (aoe_runner/common/exiting.py): it leaves without freeing its
 summary, after the exit handlers have run.
 """
 
@@ -23,8 +23,8 @@ INTERRUPTED = 130  # aoe_runner.errors.ExitCode.INTERRUPTED, not imported so tha
 def main() -> int:
     atexit.register(gc.freeze)  # handlers run last-registered first: this one after those registered later
     try:
-        from aoe_runner import exiting
-        from aoe_runner.cli import main as cli_main
+        from aoe_runner.cli.main import main as cli_main
+        from aoe_runner.common import exiting
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return INTERRUPTED

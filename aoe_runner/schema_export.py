@@ -11,12 +11,12 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from aoe_runner.diff import BankDiff
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.report import PreflightReport
+from aoe_runner.report.diff import BankDiff
+from aoe_runner.report.models import BankSummary
 from aoe_runner.results.model import ResultFile
 from aoe_runner.runs.manifest import RunManifest
-from aoe_runner.summary import BankSummary
 from aoe_runner.verify.session import VerifyReport
 
 SCHEMA_DIRECTORY = Path(__file__).resolve().parent.parent / "schemas"

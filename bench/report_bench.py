@@ -194,7 +194,7 @@ def _corpus(name: str, path: Path, records: int, entries: int) -> Corpus:
 
 
 def build_compiled(scratch: Path) -> Path | None:
-    """A copy of the package with parsed, merge and summary_data compiled by mypyc; None without mypyc or a compiler."""
+    """A copy of the package with setup.py's hot modules compiled by mypyc; None without mypyc or a compiler."""
     tree = scratch / "compiled"
     tree.mkdir()
     for name in ("aoe_runner", "schemas", "sample_results"):
@@ -205,7 +205,7 @@ def build_compiled(scratch: Path) -> Path | None:
     built = subprocess.run(
         [sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree, env=env, capture_output=True, text=True
     )
-    if built.returncode != 0 or not list((tree / "aoe_runner").glob("merge.*.so")):
+    if built.returncode != 0 or not list((tree / "aoe_runner" / "report").glob("merge.*.so")):
         print(f"no compiled variant: {built.stderr.strip().splitlines()[-1:] or built.returncode}", flush=True)
         return None
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "aoe_runner")], check=False, capture_output=True)

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 STEPS = (
-    ("imports", "the modules a report loads (aoe_runner.cli, reporting, the cache, the JSON writer)"),
+    ("imports", "the modules a report loads (aoe_runner.cli.main, reporting, the cache, the JSON writer)"),
     ("stored set", "find and read the first report's merged state"),
     ("new file", "parse the new file and merge its records"),
     ("fold in", "fold the new file's state into the stored one"),
@@ -128,10 +128,11 @@ def _second_report(mode: str, tree: str, files: list[str]) -> dict[str, object]:
     sys.meta_path = [finder for finder in sys.meta_path if "editable" not in repr(finder)]
     sys.path.insert(0, tree)
     clock = _Clock()
-    import aoe_runner.cli  # noqa: F401
-    from aoe_runner import collector, reporting
+    import aoe_runner.cli.main  # noqa: F401
+    from aoe_runner.common import collector
     from aoe_runner.render.json_format import JsonFormatter
-    from aoe_runner.results.cache import ReportCache
+    from aoe_runner.report import api as reporting
+    from aoe_runner.report.cache import ReportCache
 
     clock.lap("imports")
     with collector.paused():
@@ -193,7 +194,7 @@ def _rows_before(state, added):  # type: ignore[no-untyped-def]
     import orjson
 
     from aoe_runner.render.json_format import BATCH_ROWS
-    from aoe_runner.summary_data import operator_rows, summary_parts
+    from aoe_runner.report.summary_data import operator_rows, summary_parts
 
     _, ranked = summary_parts(state, 1.0)
     blob, places = bytearray(), {}
@@ -231,7 +232,7 @@ def _render_from_rows(parts, before):  # type: ignore[no-untyped-def]
     import orjson
 
     from aoe_runner.render.json_format import BATCH_ROWS, json_pieces
-    from aoe_runner.summary_data import operator_rows
+    from aoe_runner.report.summary_data import operator_rows
 
     data, ranked = parts
     mapped, places = before

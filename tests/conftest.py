@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner.cli import run
+from aoe_runner.cli.main import run
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_results"

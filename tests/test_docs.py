@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import typer
 
-from aoe_runner.cli import app
+from aoe_runner.cli.main import app
 from aoe_runner.errors import ExitCode
 from tests.conftest import ROOT
 

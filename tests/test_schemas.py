@@ -5,8 +5,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
+from aoe_runner.results.validation import raw_schema
 from aoe_runner.schema_export import GENERATED, generated_schema
-from aoe_runner.validation import raw_schema
 from tests.conftest import ROOT
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.regular_files import read_with_status
 from aoe_runner.errors import InputError
-from aoe_runner.plain_data import FIELD_DOCSTRINGS
-from aoe_runner.regular_files import read_with_status
 
 SET_ENV_SCRIPTS = ("ascend-toolkit/set_env.sh", "cann/set_env.sh")  # up to CANN 8.3, from 8.5
 INSTALL_INFOS = ("ascend_toolkit_install.info", "*-linux/ascend_toolkit_install.info")

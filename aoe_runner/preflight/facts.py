@@ -20,14 +20,14 @@ from typing import Any, Literal
 
 import psutil
 
-from aoe_runner.devlock import LockHolder, current_holder
-from aoe_runner.home import HOME_VARIABLE, runner_home
-from aoe_runner.locks import LockUnusable
-from aoe_runner.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.devlock import LockHolder, current_holder
+from aoe_runner.common.home import HOME_VARIABLE, runner_home
+from aoe_runner.common.locks import LockUnusable
+from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.proc import run_bounded
 from aoe_runner.preflight.cann import AoeIni, CannEnvironment, cann_environment, find_aoe_ini
 from aoe_runner.preflight.history import HistoryUse, measure_history
 from aoe_runner.preflight.npu_smi import ListedNpu, Npus, NpuSmiTable, parse_npu_smi, series_of, soc_of
-from aoe_runner.proc import run_bounded
 
 __all__ = ["AoeIni", "CannEnvironment", "DiskSpace", "HostFacts", "ListedNpu", "Npus", "PathState", "gather_facts"]
 

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from aoe_runner.home import bank_pointer
-from aoe_runner.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.home import bank_pointer
+from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 
 RECORD_ALLOWANCE = 64 << 20
 _STORE_PARTS = ("runs", "blobs", "inventories", "banks", "verifications", "bank-backups")

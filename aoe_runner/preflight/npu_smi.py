@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from aoe_runner.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 
 Layout = Literal["Chip", "Chip Phy-ID", "Chip Device"]
 A2, A3 = "Atlas A2", "Atlas A3"

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aoe_runner.common.modes import TuneMode
+from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.errors import UsageError
-from aoe_runner.modes import TuneMode
-from aoe_runner.plain_data import FIELD_DOCSTRINGS
 
 __all__ = ["Plan", "TuneMode", "plan_for"]
 

@@ -6,14 +6,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from aoe_runner.common.files import write_output
+from aoe_runner.common.jsontext import dump_json, first_problem, load_json
+from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.regular_files import path_kind, read_with_status
 from aoe_runner.errors import ExitCode, InputError
-from aoe_runner.fsutil import write_output
-from aoe_runner.jsontext import dump_json, first_problem, load_json
-from aoe_runner.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.checks import CheckResult, Status, run_checks
-from aoe_runner.preflight.facts import HostFacts
-from aoe_runner.preflight.plan import Plan
-from aoe_runner.regular_files import path_kind, read_with_status
+from aoe_runner.preflight.facts import HostFacts, gather_facts
+from aoe_runner.preflight.plan import Plan, plan_for
 
 
 @dataclass(kw_only=True)
@@ -65,3 +65,19 @@ def refuse_unreadable_ini(path: Path) -> None:
 
 def write_facts(facts: HostFacts, path: str | os.PathLike[str]) -> None:
     write_output(path, dump_json(facts))
+
+
+def preflight_report(
+    mode: str | None,
+    processes: int,
+    model_memory: str | None,
+    aoe_ini: Path | None = None,
+    soc: str | None = None,
+    facts_file: Path | None = None,
+) -> PreflightReport:
+    """The checks of a plan (mode, processes, model memory) on this host as measured now, or on saved facts."""
+    if aoe_ini is not None:
+        refuse_unreadable_ini(aoe_ini)
+    facts = load_facts(facts_file) if facts_file is not None else gather_facts(aoe_ini=aoe_ini, soc=soc)
+    plan = plan_for(mode, processes, model_memory, facts.environment)
+    return check_host(facts, plan)

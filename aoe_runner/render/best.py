@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from aoe_runner.render import OutputFormat
-from aoe_runner.render.safe_text import visible
+from aoe_runner.common.safe_text import visible
 
 if TYPE_CHECKING:
     from aoe_runner.store.best import Best
@@ -14,16 +13,20 @@ if TYPE_CHECKING:
 HEADERS = ["kind", "name", "tuned µs", "baseline µs", "speed-up", "run", "host", "started"]
 
 
-def render_best_as(found: list[Best], chosen: OutputFormat) -> str:
-    if chosen is OutputFormat.JSON:
-        import json
+def best_json(found: list[Best]) -> str:
+    import json
 
-        return "".join(json.dumps(asdict(best)) + "\n" for best in found)
+    return "".join(json.dumps(asdict(best)) + "\n" for best in found)
+
+
+def best_csv(found: list[Best]) -> str:
+    from aoe_runner.render.csv_text import write_csv
+
+    return write_csv(HEADERS, [_cells(best) for best in found])
+
+
+def best_table(found: list[Best]) -> str:
     cells = [_cells(best) for best in found]
-    if chosen is OutputFormat.CSV:
-        from aoe_runner.render.csv_format import write_csv
-
-        return write_csv(HEADERS, cells)
     if not found:
         return "no recorded run has operator results for this SoC and script\n"
     from tabulate import tabulate

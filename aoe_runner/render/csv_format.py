@@ -7,18 +7,23 @@ as in every table. Every text cell goes through safe_text.csv_cell, so no name o
 
 from __future__ import annotations
 
-import csv
-import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from aoe_runner.render.csv_text import write_csv
+from aoe_runner.render.formats import DiffView, Formatter, SummaryView
 from aoe_runner.render.numbers import difference, ratio
-from aoe_runner.render.safe_text import csv_cell
 
 if TYPE_CHECKING:
-    from aoe_runner.diff import BankDiff, EntryChange
-    from aoe_runner.summary import BankSummary
+    from aoe_runner.errors import InputError
+    from aoe_runner.preflight.report import PreflightReport
+    from aoe_runner.report.diff import BankDiff, EntryChange
+    from aoe_runner.report.models import BankSummary
+    from aoe_runner.results.validation import FileCheck
+    from aoe_runner.runs.index import RunRow
+    from aoe_runner.store.best import Best
+    from aoe_runner.verify.session import VerifyReport
 
 ENTRY_COLUMNS = ("kind", "name", "op_types", "tuning_mode", "unit")
 SUMMARY_COLUMNS = (
@@ -30,8 +35,43 @@ UNITS = {"us": "µs", "ms": "ms"}
 _OPERATOR_LABEL = re.compile(r"(?P<name>.*) \[(?P<types>[^\[\]]*)\](?: \((?P<mode>[^()]*)\))?", re.DOTALL)
 
 
-class CsvFormatter:
-    def summary(self, summary: BankSummary, top: int | None) -> str:
+class CsvFormatter(Formatter):
+    """`--format csv`: rows for a spreadsheet, every text cell safe to open."""
+
+    format_name = "csv"
+
+    def summary(self, view: SummaryView, top: int | None) -> str:
+        return self.summary_csv(view.summary, top)
+
+    def diff(self, view: DiffView, top: int | None) -> str:
+        return self.diff_csv(view.diff, top)
+
+    def preflight(self, report: PreflightReport) -> str:
+        from aoe_runner.render.preflight_table import render_preflight_csv
+
+        return render_preflight_csv(report)
+
+    def validation(self, checked: Sequence[FileCheck], errors: Sequence[InputError]) -> str:
+        from aoe_runner.render.validate_report import validation_csv
+
+        return validation_csv(checked, errors)
+
+    def run_list(self, rows: list[RunRow]) -> str:
+        from aoe_runner.render.runs import run_list_csv
+
+        return run_list_csv(rows)
+
+    def best(self, found: list[Best]) -> str:
+        from aoe_runner.render.best import best_csv
+
+        return best_csv(found)
+
+    def verify(self, report: VerifyReport) -> str:
+        from aoe_runner.render.verify_report import render_verify_csv
+
+        return render_verify_csv(report)
+
+    def summary_csv(self, summary: BankSummary, top: int | None) -> str:
         rows: list[Sequence[object]] = []
         for op in summary.operators[:top]:
             before, after = op.before_us, op.after_us
@@ -53,7 +93,7 @@ class CsvFormatter:
             rows += csv_rows(summary, top)
         return write_csv(SUMMARY_COLUMNS, rows)
 
-    def diff(self, diff: BankDiff, top: int | None) -> str:
+    def diff_csv(self, diff: BankDiff, top: int | None) -> str:
         rows = [
             (c.change.value, *entry_columns(c), c.old_before, c.old_after, c.new_before, c.new_after,
              ratio(c.after_change_pct, c.old_after, c.new_after))
@@ -73,18 +113,3 @@ def entry_columns(change: EntryChange) -> tuple[str, str, str, str | None, str]:
     if match is None:
         return ("operator", change.label, "", None, unit)
     return ("operator", match["name"], match["types"], match["mode"], unit)
-
-
-def write_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """CSV text with safe text cells and empty cells for None; every CSV output of aoe-runner is written here."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows([[_cell(value) for value in row] for row in rows])
-    return buffer.getvalue()
-
-
-def _cell(value: object) -> object:
-    if value is None:
-        return ""
-    return csv_cell(value) if isinstance(value, str) else value

@@ -10,13 +10,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from aoe_runner.jsontext import dump_json
+from aoe_runner.common import collector
+from aoe_runner.common.jsontext import dump_json
+from aoe_runner.render.formats import DiffView, Formatter, SummaryView
 
 if TYPE_CHECKING:
-    from aoe_runner.diff import BankDiff
-    from aoe_runner.fsutil import Pieces
-    from aoe_runner.merge import Entry
-    from aoe_runner.summary import BankSummary
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from aoe_runner.common.terminal import Pieces
+    from aoe_runner.errors import InputError
+    from aoe_runner.preflight.report import PreflightReport
+    from aoe_runner.report.diff import BankDiff
+    from aoe_runner.report.entries import Entry
+    from aoe_runner.report.models import BankSummary
+    from aoe_runner.results.validation import FileCheck
+    from aoe_runner.runs.index import RunRow
+    from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.store.best import Best
+    from aoe_runner.verify.session import VerifyReport
 
 _EXPONENT_FROM = 1e16  # orjson and pydantic both write floats from here on with an exponent, orjson without its +
 _ENTRY_FLOATS = ("before_us", "after_us", "before_ms", "after_ms", "speedup", "time_saved_us", "time_saved_ms")
@@ -28,8 +40,43 @@ _ROWS_PLACE = b"\0"  # stands for the operators' rows in the rest of the summary
 _ROWS_START, _ROWS_END = b'{\n  "operators": [', b"\n  ]\n}"
 
 
-class JsonFormatter:
-    def summary(self, summary: BankSummary, top: int | None) -> str:
+class JsonFormatter(Formatter):
+    """`--format json`: the stable, machine-readable output (schemas/ holds its JSON Schemas)."""
+
+    format_name = "json"
+
+    def summary(self, view: SummaryView, top: int | None) -> str | Pieces:
+        with collector.paused():  # tens of thousands of row dicts, no cycles: a collection would only walk them
+            return self.summary_parts(*view.parts, top, lambda: view.summary)
+
+    def diff(self, view: DiffView, top: int | None) -> str:
+        return self.diff_model(view.diff, top)
+
+    def preflight(self, report: PreflightReport) -> str:
+        return dump_json(report)
+
+    def validation(self, checked: Sequence[FileCheck], errors: Sequence[InputError]) -> str:
+        from aoe_runner.render.validate_report import validation_json
+
+        return validation_json(checked, errors)
+
+    def run_list(self, rows: list[RunRow]) -> str:
+        from aoe_runner.render.runs import run_list_json
+
+        return run_list_json(rows)
+
+    def run(self, manifest: RunManifest, directory: Path) -> str:
+        return dump_json(manifest)
+
+    def best(self, found: list[Best]) -> str:
+        from aoe_runner.render.best import best_json
+
+        return best_json(found)
+
+    def verify(self, report: VerifyReport) -> str:
+        return dump_json(report)
+
+    def summary_model(self, summary: BankSummary, top: int | None) -> str:
         if top is not None:
             summary = summary.model_copy(update={"operators": summary.operators[:top], "subgraphs": summary.subgraphs[:top]})
         return dump_json(summary)
@@ -37,19 +84,19 @@ class JsonFormatter:
     def summary_parts(
         self, data: dict[str, Any], operators: list[Entry], top: int | None, model: Callable[[], BankSummary]
     ) -> str | Pieces:
-        """The same text as summary(model(), top), from summary_data.summary_parts() (reporting.Loaded.parts), as
+        """The same text as summary_model(model(), top), from summary_data.summary_parts() (reporting.Loaded.parts), as
         UTF-8 pieces when orjson writes it (a large summary is written out as it is, never decoded and encoded
         again). The operators' rows are made BATCH_ROWS at a time, each batch written while its dicts are still in
         the CPU's cache, and the memory of one reused for the next."""
-        from aoe_runner.summary_data import operator_rows
+        from aoe_runner.report.summary_data import operator_rows
 
         if top is not None:
             data, operators = {**data, "subgraphs": data["subgraphs"][:top]}, operators[:top]
         batches = (operator_rows(operators[start : start + BATCH_ROWS]) for start in range(0, len(operators), BATCH_ROWS))
         pieces = json_pieces(data, batches)
-        return pieces if pieces is not None else self.summary(model(), top)
+        return pieces if pieces is not None else self.summary_model(model(), top)
 
-    def diff(self, diff: BankDiff, top: int | None) -> str:
+    def diff_model(self, diff: BankDiff, top: int | None) -> str:
         if top is not None:
             diff = diff.model_copy(update={"changes": diff.changes[:top]})
         return dump_json(diff)
@@ -97,7 +144,7 @@ def _holds_exponent_float(data: dict[str, Any]) -> bool:
 
 def _rows_hold_exponent_float(rows: list[dict[str, Any]]) -> bool:
     """Is any float in these entries' rows written with an exponent of 16 or more? Checked by field."""
-    from aoe_runner.summary_data import largest_magnitude  # compiled with the summary where mypyc is
+    from aoe_runner.report.summary_data import largest_magnitude  # compiled with the summary where mypyc is
 
     names = [name for name in _ENTRY_FLOATS if rows and name in rows[0]]
     return bool(names) and _big(largest_magnitude(rows, names))

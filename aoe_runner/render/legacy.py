@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from aoe_runner.legacy_summary import LegacySummary, label
 from aoe_runner.render.numbers import difference, ratio
-from aoe_runner.render.tables import _limited, _num, _speedup
+from aoe_runner.render.text_blocks import TextBlocks, limited, num, speedup
+from aoe_runner.report.legacy import LegacySummary, label
 
 if TYPE_CHECKING:
-    from aoe_runner.render.tables import TableFormatter
-    from aoe_runner.summary import BankSummary, FileInfo
+    from aoe_runner.report.models import BankSummary, FileInfo
 
 LEGACY_LAYOUT = "legacy_auto_tune"
 VARIANTS = {"training": "AOE training", "offline": "AOE offline CLI", LEGACY_LAYOUT: "legacy Auto Tune (CANN 5.x and earlier)"}
@@ -25,7 +24,7 @@ KIND = "legacy_operator"
 UNIT = "unknown"
 
 
-def table_parts(formatter: TableFormatter, summary: BankSummary, rows: int) -> list[str]:
+def table_parts(formatter: TextBlocks, summary: BankSummary, rows: int) -> list[str]:
     """The legacy block and the files' variants; nothing when no legacy Auto Tune file was read."""
     legacy = summary.legacy
     parts: list[str] = []
@@ -48,28 +47,30 @@ def csv_rows(summary: BankSummary, top: int | None) -> list[Sequence[object]]:
     ]  # fmt: skip
 
 
-def _legacy_block(formatter: TableFormatter, legacy: LegacySummary, rows: int, min_gain_pct: float) -> list[str]:
+def _legacy_block(formatter: TextBlocks, legacy: LegacySummary, rows: int, min_gain_pct: float) -> list[str]:
     f = formatter
     files = f"{legacy.files} legacy Auto Tune file" + ("" if legacy.files == 1 else "s")
     parts = [
-        f._title("Legacy Auto Tune results (CANN 5.x and earlier)"),
-        f._prose(
+        f.title("Legacy Auto Tune results (CANN 5.x and earlier)"),
+        f.prose(
             f"{files} (tune_result_*.json). Auto Tune does not state its time unit: these times are shown as written,"
             " never as µs, and are left out of every figure above."
         ),
-        f._table(["", ""], _totals_rows(legacy), key_value=True),
+        f.table(["", ""], _totals_rows(legacy), key_value=True),
     ]
     if legacy.entries:
         title = "Legacy Auto Tune operators by time saved (time unit not stated)"
         shown = legacy.entries[:rows]
         table_rows = [
-            (f._name(label(e)), _num(e.before), _num(e.after), _speedup(e.speedup), _num(e.time_saved), e.update_mode.value,
+            (f.name(label(e)), num(e.before), num(e.after), speedup(e.speedup), num(e.time_saved), e.update_mode.value,
              e.times_tuned, "conflict" if e.conflict else "")
             for e in shown
         ]  # fmt: skip
-        parts += [f._title(_limited(title, rows, len(legacy.entries))), f._table(HEADERS, table_rows)]
-    parts += f._list(f"Legacy Auto Tune, no real gain (speed-up below {1 + min_gain_pct / 100:.3g}x)", legacy.no_real_gain)
-    parts += f._list("Legacy Auto Tune conflicts (latest result slower than an earlier one from another file)", legacy.conflicts)
+        parts += [f.title(limited(title, rows, len(legacy.entries))), f.table(HEADERS, table_rows)]
+    parts += f.bullets(f"Legacy Auto Tune, no real gain (speed-up below {1 + min_gain_pct / 100:.3g}x)", legacy.no_real_gain)
+    parts += f.bullets(
+        "Legacy Auto Tune conflicts (latest result slower than an earlier one from another file)", legacy.conflicts
+    )
     return parts
 
 
@@ -78,7 +79,7 @@ def _totals_rows(legacy: LegacySummary) -> list[Sequence[object]]:
     hit_rate = "n/a" if not bank.total else f"{bank.hit / bank.total:.1%} ({bank.hit}/{bank.total})"
     return [
         ("legacy operators", f"{legacy.operators:,} ({legacy.operators_added:,} added, {legacy.operators_updated:,} updated)"),
-        ("legacy time saved", f"{_num(legacy.time_saved)}, unit not stated (median speed-up {_speedup(legacy.median_speedup)})"),
+        ("legacy time saved", f"{num(legacy.time_saved)}, unit not stated (median speed-up {speedup(legacy.median_speedup)})"),
         ("legacy bank hit rate", hit_rate),
         (
             "legacy bank flags",
@@ -88,11 +89,11 @@ def _totals_rows(legacy: LegacySummary) -> list[Sequence[object]]:
     ]
 
 
-def _files_block(formatter: TableFormatter, files: list[FileInfo], rows: int) -> list[str]:
+def _files_block(formatter: TextBlocks, files: list[FileInfo], rows: int) -> list[str]:
     f = formatter
     table_rows = [
-        (f._text(info.path), VARIANTS.get(info.layout, info.layout), info.reports, "yes" if info.partial else "")
+        (f.text(info.path), VARIANTS.get(info.layout, info.layout), info.reports, "yes" if info.partial else "")
         for info in files[:rows]
     ]
     headers = ["file", "variant", "reports", "partial"]
-    return [f._title(_limited("Files by variant", rows, len(files))), f._table(headers, table_rows)]
+    return [f.title(limited("Files by variant", rows, len(files))), f.table(headers, table_rows)]

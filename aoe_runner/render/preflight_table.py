@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.preflight.checks import CheckResult, Status
 from aoe_runner.preflight.report import PreflightReport
-from aoe_runner.render import OutputFormat
-from aoe_runner.render.safe_text import markdown, visible
 from aoe_runner.render.width import table, wrap_line
 from aoe_runner.render.words import count
 
@@ -15,16 +14,6 @@ _LABELS = {Status.PASS: "ok", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.S
 _ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.SKIP: 2, Status.PASS: 3}
 HEADERS = ["status", "check", "observed", "required", "fix"]
 CSV_COLUMNS = ("id", "status", "check", "observed", "required", "fix", "formula", "sources", "reference")
-
-
-def render_preflight_as(report: PreflightReport, chosen: OutputFormat, width: int | None) -> str:
-    if chosen is OutputFormat.JSON:
-        from aoe_runner.jsontext import dump_json
-
-        return dump_json(report)
-    if chosen is OutputFormat.CSV:
-        return render_preflight_csv(report)
-    return render_preflight(report, width, as_markdown=chosen is OutputFormat.MARKDOWN)
 
 
 def render_preflight(report: PreflightReport, width: int | None = None, as_markdown: bool = False) -> str:
@@ -43,7 +32,7 @@ def render_preflight(report: PreflightReport, width: int | None = None, as_markd
 
 
 def render_preflight_csv(report: PreflightReport) -> str:
-    from aoe_runner.render.csv_format import write_csv
+    from aoe_runner.render.csv_text import write_csv
 
     rows = [
         (c.id, c.status.value, c.title, c.observed, c.required, c.fix, c.formula, "; ".join(c.sources), c.reference)

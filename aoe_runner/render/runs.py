@@ -9,9 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aoe_runner.render import OutputFormat
+from aoe_runner.common.safe_text import visible
 from aoe_runner.render.numbers import size_text
-from aoe_runner.render.safe_text import visible
 from aoe_runner.render.width import fit
 
 if TYPE_CHECKING:
@@ -31,24 +30,26 @@ def _lifecycle_order(marker: MarkerSeen) -> int:
 LIST_HEADERS = ["run", "started", "status", "mode", "device", "exit", "results", "script"]
 
 
-def render_run_list_as(rows: list[RunRow], chosen: OutputFormat, width: int | None = None) -> str:
-    if chosen is OutputFormat.JSON:
-        import json
-        from dataclasses import asdict
+def run_list_json(rows: list[RunRow]) -> str:
+    import json
+    from dataclasses import asdict
 
-        return "".join(json.dumps({**asdict(row), "status": row.status.value}) + "\n" for row in rows)
-    if chosen is OutputFormat.CSV:
-        from aoe_runner.render.csv_format import write_csv
+    return "".join(json.dumps({**asdict(row), "status": row.status.value}) + "\n" for row in rows)
 
-        return write_csv(LIST_HEADERS, _list_cells(rows))
-    if chosen is OutputFormat.MARKDOWN:
-        from tabulate import tabulate
 
-        from aoe_runner.render.safe_text import markdown
+def run_list_csv(rows: list[RunRow]) -> str:
+    from aoe_runner.render.csv_text import write_csv
 
-        cells = [[markdown(str(cell)) for cell in row] for row in _list_cells(rows)]
-        return tabulate(cells, headers=LIST_HEADERS, tablefmt="github", disable_numparse=True) + "\n"
-    return render_run_list(rows, width)
+    return write_csv(LIST_HEADERS, _list_cells(rows))
+
+
+def run_list_markdown(rows: list[RunRow]) -> str:
+    from tabulate import tabulate
+
+    from aoe_runner.common.safe_text import markdown
+
+    cells = [[markdown(str(cell)) for cell in row] for row in _list_cells(rows)]
+    return tabulate(cells, headers=LIST_HEADERS, tablefmt="github", disable_numparse=True) + "\n"
 
 
 def render_run_list(rows: list[RunRow], width: int | None = None) -> str:

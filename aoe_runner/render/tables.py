@@ -5,107 +5,152 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tabulate import tabulate
-
-from aoe_runner.render.safe_text import markdown, visible
-from aoe_runner.render.width import table, wrap, wrap_line
+from aoe_runner.render.formats import DiffView, Formatter, SummaryView
+from aoe_runner.render.text_blocks import TextBlocks, flags, limited, num, speedup
 from aoe_runner.render.words import count
-from aoe_runner.summary import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
 
 if TYPE_CHECKING:
-    from aoe_runner.diff import BankDiff
+    from pathlib import Path
+
+    from aoe_runner.errors import InputError
+    from aoe_runner.preflight.report import PreflightReport
+    from aoe_runner.report.diff import BankDiff
+    from aoe_runner.report.models import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
+    from aoe_runner.results.validation import FileCheck
+    from aoe_runner.runs.index import RunRow
+    from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.store.best import Best
+    from aoe_runner.verify.session import VerifyReport
 
 DEFAULT_ROWS = 20
-_NAME_WIDTH = 64
 
 
-class TableFormatter:
+class TableFormatter(TextBlocks, Formatter):
+    """`--format table` fitted to `width` columns, or `--format markdown`."""
+
     def __init__(self, markdown: bool, width: int | None = None) -> None:
-        self.markdown = markdown
-        self.width = None if markdown else width  # markdown is pasted, never fitted to a terminal
+        super().__init__(markdown, width)
+        self.format_name = "markdown" if markdown else "table"
+        self.columns = width  # the terminal's, for the lines of a markdown document that are wrapped (preflight's header)
 
-    def summary(self, summary: BankSummary, top: int | None) -> str:
+    def summary(self, view: SummaryView, top: int | None) -> str:
+        return self.summary_text(view.summary, top)
+
+    def diff(self, view: DiffView, top: int | None) -> str:
+        return self.diff_text(view.diff, top)
+
+    def preflight(self, report: PreflightReport) -> str:
+        from aoe_runner.render.preflight_table import render_preflight
+
+        return render_preflight(report, self.columns, as_markdown=self.markdown)
+
+    def validation(self, checked: Sequence[FileCheck], errors: Sequence[InputError]) -> str:
+        from aoe_runner.render.validate_report import validation_text
+
+        return validation_text(checked)
+
+    def run_list(self, rows: list[RunRow]) -> str:
+        from aoe_runner.render.runs import render_run_list, run_list_markdown
+
+        return run_list_markdown(rows) if self.markdown else render_run_list(rows, self.width)
+
+    def run(self, manifest: RunManifest, directory: Path) -> str:
+        from aoe_runner.render.runs import render_run
+
+        return render_run(manifest, directory)
+
+    def best(self, found: list[Best]) -> str:
+        from aoe_runner.render.best import best_table
+
+        return best_table(found)
+
+    def verify(self, report: VerifyReport) -> str:
+        from aoe_runner.render.verify_report import render_verify
+
+        return render_verify(report, markdown=self.markdown)
+
+    def summary_text(self, summary: BankSummary, top: int | None) -> str:
         rows = top or DEFAULT_ROWS
         t = summary.totals
         parts = [
-            self._title("Knowledge-bank summary"),
-            self._prose(
+            self.title("Knowledge-bank summary"),
+            self.prose(
                 f"{count(t.operators, 'operator')} ({t.operators_added} added, {t.operators_updated} updated) and "
                 f"{count(t.subgraphs, 'subgraph')} ({t.subgraphs_added} added, {t.subgraphs_updated} updated), "
                 f"from {count(t.reports, 'report')} in {count(t.files, 'file')} ({t.partial_files} partial)."
             ),
-            self._table(["", ""], self._totals_rows(summary), key_value=True),
+            self.table(["", ""], self._totals_rows(summary), key_value=True),
         ]
         if summary.operators:
-            parts += [self._title(_limited("Operators by time saved", rows, len(summary.operators))),
-                      self._table(OPERATOR_HEADERS, [self._operator_row(e) for e in summary.operators[:rows]])]  # fmt: skip
+            parts += [self.title(limited("Operators by time saved", rows, len(summary.operators))),
+                      self.table(OPERATOR_HEADERS, [self._operator_row(e) for e in summary.operators[:rows]])]  # fmt: skip
         if summary.subgraphs:
-            parts += [self._title(_limited("Subgraphs by time saved", rows, len(summary.subgraphs))),
-                      self._table(SUBGRAPH_HEADERS, [self._subgraph_row(e) for e in summary.subgraphs[:rows]])]  # fmt: skip
+            parts += [self.title(limited("Subgraphs by time saved", rows, len(summary.subgraphs))),
+                      self.table(SUBGRAPH_HEADERS, [self._subgraph_row(e) for e in summary.subgraphs[:rows]])]  # fmt: skip
         if summary.op_types:
             op_type_rows = [
-                (self._text(s.op_type), s.entries, _num(s.time_saved_us), _speedup(s.median_speedup))
+                (self.text(s.op_type), s.entries, num(s.time_saved_us), speedup(s.median_speedup))
                 for s in summary.op_types[:rows]
             ]
-            parts += [self._title(_limited("Per op type", rows, len(summary.op_types))),
-                      self._table(["op type", "entries", "saved µs", "median speed-up"], op_type_rows)]  # fmt: skip
+            parts += [self.title(limited("Per op type", rows, len(summary.op_types))),
+                      self.table(["op type", "entries", "saved µs", "median speed-up"], op_type_rows)]  # fmt: skip
         if summary.model_times:
             model_rows = [
-                (self._text(p.section), self._text(p.tuning_name or ""), _num(p.before_ms), _num(p.after_ms), _speedup(p.speedup))
+                (self.text(p.section), self.text(p.tuning_name or ""), num(p.before_ms), num(p.after_ms), speedup(p.speedup))
                 for p in summary.model_times
             ]
-            parts += [self._title("Model-level times"),
-                      self._table(["section", "tuning name", "before ms", "after ms", "speed-up"], model_rows)]  # fmt: skip
+            parts += [self.title("Model-level times"),
+                      self.table(["section", "tuning name", "before ms", "after ms", "speed-up"], model_rows)]  # fmt: skip
         no_gain_title = f"No real gain (speed-up below {1 + summary.min_gain_pct / 100:.3g}x)"
-        parts += self._list(no_gain_title, summary.no_real_gain)
-        parts += self._list("Conflicts (latest result slower than an earlier one from another file)", summary.conflicts)
+        parts += self.bullets(no_gain_title, summary.no_real_gain)
+        parts += self.bullets("Conflicts (latest result slower than an earlier one from another file)", summary.conflicts)
         if summary.legacy is not None or any(info.layout == "legacy_auto_tune" for info in summary.files):
             from aoe_runner.render.legacy import table_parts
 
             parts += table_parts(self, summary, rows)
         return "\n\n".join(parts) + "\n"
 
-    def diff(self, diff: BankDiff, top: int | None) -> str:
-        from aoe_runner.diff import ChangeKind
+    def diff_text(self, diff: BankDiff, top: int | None) -> str:
+        from aoe_runner.report.diff import ChangeKind
 
         rows = top or DEFAULT_ROWS
         counts = ", ".join(f"{diff.counts.get(kind, 0)} {kind.words}" for kind in ChangeKind)
         changed = [c for c in diff.changes if c.change is not ChangeKind.UNCHANGED]
         old, new = diff.old, diff.new
         parts = [
-            self._title("Results diff"),
-            self._prose(
+            self.title("Results diff"),
+            self.prose(
                 f"old: {count(old.operators, 'operator')}, {count(old.subgraphs, 'subgraph')} from "
                 f"{count(old.reports, 'report')}; new: {count(new.operators, 'operator')}, "
                 f"{count(new.subgraphs, 'subgraph')} from {count(new.reports, 'report')}."
             ),
-            self._prose(f"{counts} (threshold {diff.threshold_pct:g}%)."),
+            self.prose(f"{counts} (threshold {diff.threshold_pct:g}%)."),
         ]
         if old.legacy_operators is not None or new.legacy_operators is not None:
-            parts.insert(2, self._prose(_legacy_sides(old.legacy_operators or 0, new.legacy_operators or 0)))
+            parts.insert(2, self.prose(_legacy_sides(old.legacy_operators or 0, new.legacy_operators or 0)))
         if changed:
             change_rows = [
                 (
                     c.change.words,
                     c.kind,
-                    self._name(c.label),
-                    _num(c.old_after),
-                    _num(c.new_after),
+                    self.name(c.label),
+                    num(c.old_after),
+                    num(c.new_after),
                     UNITS.get(c.unit, c.unit),
                     _pct(c.after_change_pct),
                 )
                 for c in changed[:rows]
             ]
             headers = ["change", "kind", "entry", "old after", "new after", "unit", "after Δ"]
-            parts += [self._title(_limited("Changed entries", rows, len(changed))), self._table(headers, change_rows)]
+            parts += [self.title(limited("Changed entries", rows, len(changed))), self.table(headers, change_rows)]
         if diff.model_deltas:
             delta_rows = [
-                (d.change.words, self._text(d.section), self._text(d.tuning_name or ""), _num(d.old_after_ms),
-                 _num(d.new_after_ms), _pct(d.change_pct))
+                (d.change.words, self.text(d.section), self.text(d.tuning_name or ""), num(d.old_after_ms),
+                 num(d.new_after_ms), _pct(d.change_pct))
                 for d in diff.model_deltas
             ]  # fmt: skip
-            parts += [self._title("Model-level times"),
-                      self._table(["change", "section", "tuning name", "old ms", "new ms", "Δ"], delta_rows)]  # fmt: skip
+            parts += [self.title("Model-level times"),
+                      self.table(["change", "section", "tuning name", "old ms", "new ms", "Δ"], delta_rows)]  # fmt: skip
         return "\n\n".join(parts) + "\n"
 
     def _totals_rows(self, summary: BankSummary) -> list[tuple[str, str]]:
@@ -113,85 +158,34 @@ class TableFormatter:
         rows = [
             (
                 "operator time saved",
-                f"{_num(t.operator_time_saved_us)} µs (median speed-up {_speedup(t.median_operator_speedup)})",
+                f"{num(t.operator_time_saved_us)} µs (median speed-up {speedup(t.median_operator_speedup)})",
             ),
             (
                 "subgraph time saved",
-                f"{_num(t.subgraph_time_saved_ms)} ms (median speed-up {_speedup(t.median_subgraph_speedup)})",
+                f"{num(t.subgraph_time_saved_ms)} ms (median speed-up {speedup(t.median_subgraph_speedup)})",
             ),
             ("bank hit rate", f"OPAT {_rate(t.opat_repo)}, SGAT {_rate(t.sgat_repo)}"),
             ("unsatisfied", f"OPAT {t.opat_repo.unsatisfied}, SGAT {t.sgat_repo.unsatisfied}"),
             ("failed / incomplete reports", f"{t.failed_reports} / {t.incomplete_reports}"),
-            ("failed operators", ", ".join(self._text(name) for name in t.failed_operators) or "none"),
-            ("tuning time", f"{_num(t.tuning_time_s)} s" + _missing_time(t.reports_without_tuning_time)),
+            ("failed operators", ", ".join(self.text(name) for name in t.failed_operators) or "none"),
+            ("tuning time", f"{num(t.tuning_time_s)} s" + _missing_time(t.reports_without_tuning_time)),
         ]
         return rows
 
     def _operator_row(self, e: OperatorEntry) -> Sequence[object]:
         return (
-            self._name(e.name), self._text("+".join(e.op_types)), self._text(e.tuning_mode or ""), _num(e.before_us),
-            _num(e.after_us), _speedup(e.speedup), _num(e.time_saved_us), e.update_mode.value, e.times_tuned,
-            _flags(e.conflict),
+            self.name(e.name), self.text("+".join(e.op_types)), self.text(e.tuning_mode or ""), num(e.before_us),
+            num(e.after_us), speedup(e.speedup), num(e.time_saved_us), e.update_mode.value, e.times_tuned,
+            flags(e.conflict),
         )  # fmt: skip
 
-    def _title(self, text: str) -> str:
-        if self.markdown:
-            return f"### {text}"
-        lines = wrap(text, self.width)
-        return "\n".join(lines) + "\n" + "-" * max(len(line) for line in lines)
-
-    def _table(self, headers: Sequence[str], rows: Sequence[Sequence[object]], key_value: bool = False) -> str:
-        cells = [[str(cell) for cell in row] for row in rows]
-        if self.markdown:
-            return tabulate(cells, headers=headers, tablefmt="github", disable_numparse=True)
-        return table(None if key_value else headers, cells, self.width)
-
-    def _prose(self, text: str) -> str:
-        return wrap_line(text, self.width)
-
-    def _list(self, title: str, items: list[str]) -> list[str]:
-        if not items:
-            return []
-        bullet = "- " if self.markdown else "  "
-        room = None if self.width is None else max(self.width - len(bullet), 8)
-        shown = (markdown(item, line_start=True) if self.markdown else visible(item) for item in items)
-        lines = ("\n".join(bullet + line if i == 0 else " " * len(bullet) + line for i, line in enumerate(wrap(item, room)))
-                 for item in shown)  # fmt: skip
-        return [self._title(f"{title}: {len(items)}"), "\n".join(lines)]
-
     def _subgraph_row(self, e: SubgraphEntry) -> Sequence[object]:
-        return (self._text(e.repo_key), _num(e.before_ms), _num(e.after_ms), _speedup(e.speedup), _num(e.time_saved_ms),
-                e.update_mode.value, e.times_tuned, _flags(e.conflict))  # fmt: skip
-
-    def _text(self, text: str) -> str:
-        return markdown(text) if self.markdown else visible(text)
-
-    def _name(self, name: str) -> str:
-        name = self._text(name)
-        if self.markdown or len(name) <= _NAME_WIDTH:
-            return name
-        half = (_NAME_WIDTH - 1) // 2
-        return f"{name[:half]}…{name[-half:]}"
+        return (self.text(e.repo_key), num(e.before_ms), num(e.after_ms), speedup(e.speedup), num(e.time_saved_ms),
+                e.update_mode.value, e.times_tuned, flags(e.conflict))  # fmt: skip
 
 
 OPERATOR_HEADERS = ["operator", "op type", "mode", "before µs", "after µs", "speed-up", "saved µs", "update", "tuned", "flag"]
 SUBGRAPH_HEADERS = ["repo_key", "before ms", "after ms", "speed-up", "saved ms", "update", "tuned", "flag"]
-
-
-def _limited(title: str, rows: int, total: int) -> str:
-    return f"{title} (top {rows} of {total}; --top N for more)" if total > rows else title
-
-
-def _flags(conflict: str | None) -> str:
-    return "conflict" if conflict else ""
-
-
-def _num(value: float | None) -> str:
-    return "" if value is None else f"{value:,.3f}".rstrip("0").rstrip(".")
-
-
-def _speedup(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}x"
 
 
 def _pct(value: float | None) -> str:

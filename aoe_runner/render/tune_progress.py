@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
+from aoe_runner.common.terminal import Terminal, write
 from aoe_runner.preflight.checks import Status
 from aoe_runner.preflight.report import PreflightReport
 from aoe_runner.runs.manifest import MarkerSeen, Progress
-from aoe_runner.terminal import Terminal, write
 
 PLAIN_INTERVAL_S = 30.0
 _MARKER_TEXT = {

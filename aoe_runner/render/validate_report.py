@@ -4,30 +4,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from aoe_runner.common.safe_text import visible
 from aoe_runner.errors import InputError
-from aoe_runner.render import OutputFormat
-from aoe_runner.render.safe_text import visible
+
+if TYPE_CHECKING:
+    from aoe_runner.results.validation import FileCheck
 
 SCHEMA_VERSION = 1
 CSV_COLUMNS = ("file", "status", "json_path", "message")
 
 
-@dataclass(frozen=True)
-class FileCheck:
-    path: str
-    problems: Sequence[Any]  # validation problems with json_path and message
+def validation_json(checked: Sequence[FileCheck], errors: Sequence[InputError]) -> str:
+    return json.dumps(_document(checked, errors), indent=2, ensure_ascii=False) + "\n"
 
 
-def render_validation(checked: Sequence[FileCheck], errors: Sequence[InputError], chosen: OutputFormat) -> str:
-    if chosen is OutputFormat.JSON:
-        return json.dumps(_document(checked, errors), indent=2, ensure_ascii=False) + "\n"
-    if chosen is OutputFormat.CSV:
-        from aoe_runner.render.csv_format import write_csv
+def validation_csv(checked: Sequence[FileCheck], errors: Sequence[InputError]) -> str:
+    from aoe_runner.render.csv_text import write_csv
 
-        return write_csv(CSV_COLUMNS, _rows(checked, errors))
+    return write_csv(CSV_COLUMNS, _rows(checked, errors))
+
+
+def validation_text(checked: Sequence[FileCheck]) -> str:
+    """One line per violation, or `valid`; unreadable files are said on stderr, as every error is."""
     lines = []
     for check in checked:
         lines += [visible(f"{check.path}: {p.json_path}: {p.message}") for p in check.problems]

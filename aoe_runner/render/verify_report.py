@@ -12,8 +12,8 @@ import io
 
 from tabulate import tabulate
 
-from aoe_runner.render.safe_text import csv_cell, visible
-from aoe_runner.render.safe_text import markdown as markdown_text
+from aoe_runner.common.safe_text import csv_cell, visible
+from aoe_runner.common.safe_text import markdown as markdown_text
 from aoe_runner.verify.evidence import Evidence
 from aoe_runner.verify.gates import GateResult
 from aoe_runner.verify.session import VerifyReport

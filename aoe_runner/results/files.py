@@ -11,8 +11,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from aoe_runner.common.regular_files import path_kind
 from aoe_runner.errors import InputError
-from aoe_runner.regular_files import path_kind
 
 RESULT_FILE_GLOB = "aoe_result_*.json"
 LEGACY_FILE_GLOB = "tune_result_*.json"  # legacy Auto Tune's

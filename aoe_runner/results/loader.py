@@ -8,8 +8,8 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 
+from aoe_runner.common.regular_files import read_regular_file
 from aoe_runner.errors import InputError
-from aoe_runner.regular_files import read_regular_file
 from aoe_runner.results.model import ResultFile
 from aoe_runner.results.normalize import normalize
 from aoe_runner.results.parsed import ParsedFile, RawRecords, from_result_file

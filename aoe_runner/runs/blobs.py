@@ -30,9 +30,9 @@ from pathlib import Path
 
 import msgspec
 
+from aoe_runner.common.files import flock_telling
+from aoe_runner.common.home import bank_pointer
 from aoe_runner.errors import AoeRunnerError, InputError
-from aoe_runner.fsutil import flock_telling
-from aoe_runner.home import bank_pointer
 from aoe_runner.runs.manifest import BankFile, BankInventory
 
 LOCK_NAME = "store.lock"

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge, Le
 
-from aoe_runner.modes import TuneMode
-from aoe_runner.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.modes import TuneMode
+from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.runs.status import RunStatus
 

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from aoe_runner.common.files import atomic_write_text, flock_telling
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
-from aoe_runner.fsutil import atomic_write_text, flock_telling
 from aoe_runner.runs.blobs import KeptInventories
+from aoe_runner.runs.history import REMOVAL_JOURNAL, REMOVAL_LOCK, TUNING, RunStore, reason_of
 from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.runs.manifest import BankInventory, RunStatus
 from aoe_runner.runs.status import MANIFEST_NAME
-from aoe_runner.runs.store import REMOVAL_JOURNAL, REMOVAL_LOCK, TUNING, RunStore
 
 DELETE_THREADS = 16
 DEAD_START_AFTER_S = 3600  # a run directory with no manifest this old is a start that was killed (a start takes seconds)
@@ -116,6 +116,21 @@ def remove_runs(store: RunStore, choose: Callable[[], list[RunRow]], on_wait: Ca
         atomic_write_text(store.home / REMOVAL_JOURNAL, json.dumps([row.id for row in rows]) + "\n")
         _carry_out(store, [row.id for row in rows], removal.notes)
     return removal
+
+
+def remove_or_plan(
+    store: RunStore, choose: Callable[[], list[RunRow]], really: bool, on_wait: Callable[[], None] | None = None
+) -> Removal:
+    """remove_runs, or with really False only what it would remove; a store that cannot be changed is bad input."""
+    import sqlite3
+
+    try:
+        return remove_runs(store, choose, on_wait) if really else plan_removal(store, choose())
+    except (OSError, sqlite3.Error) as error:  # a full disk, a read-only home, an index another process holds
+        raise InputError(
+            str(store.home),
+            f"cannot remove runs there: {reason_of(error)}; the next runs prune or runs rm finishes what was begun",
+        ) from None
 
 
 @contextmanager

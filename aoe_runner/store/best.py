@@ -8,17 +8,12 @@ shared store (`run_results`), so the query never reads another host's files.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.runs.index import RunFilter, conditions
-from aoe_runner.runs.manifest import RunManifest
-from aoe_runner.store.pg_index import OperatorResult
 
 if TYPE_CHECKING:
     from aoe_runner.store.shared import SharedRunStore
-
-MS_TO_US = 1000.0
 
 
 @dataclass(frozen=True)
@@ -32,27 +27,6 @@ class Best:
     host: str
     started_at: str
     cann_version: str | None
-
-
-def operator_results(manifest: RunManifest, directory: Path) -> list[OperatorResult]:
-    """What a finished tuning run's result files (in its record, `directory`) say about each operator and subgraph."""
-    if manifest.kind != "tune" or not manifest.status.ended or not manifest.result_files:
-        return []
-    from aoe_runner import reporting
-    from aoe_runner.summary_data import operator_label
-
-    paths = [str(directory / result.recorded) for result in manifest.result_files]
-    paths = [path for path in paths if _exists(path)]
-    if not paths:
-        return []
-    data = reporting.summarize_paths(paths, workers=1, allow_empty=True, cache=None).data
-    found = [
-        OperatorResult("operator", operator_label(e), e["after_us"], e["before_us"], e["speedup"]) for e in data["operators"]
-    ]
-    for e in data["subgraphs"]:
-        tuned, baseline = e["after_ms"] * MS_TO_US, e["before_ms"] * MS_TO_US
-        found.append(OperatorResult("subgraph", e["repo_key"], tuned, baseline, e["speedup"]))
-    return found
 
 
 def best_results(store: SharedRunStore, soc: str | None, script: str | None) -> list[Best]:
@@ -76,9 +50,3 @@ def best_results(store: SharedRunStore, soc: str | None, script: str | None) -> 
 def _most_saved_first(best: Best) -> tuple[str, float, str]:
     saved = (best.baseline_us - best.tuned_us) if best.baseline_us is not None else 0.0
     return (best.kind, -saved, best.name)
-
-
-def _exists(path: str) -> bool:
-    import os
-
-    return os.path.isfile(path)

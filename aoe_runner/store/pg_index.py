@@ -125,9 +125,9 @@ class PgIndex:
 
     def manifest(self, run_id: str) -> tuple[RunManifest, str | None] | None:
         """The run's manifest and where its artifacts are, or None when the store has no such run."""
-        from aoe_runner.jsontext import load_json
+        from aoe_runner.common.jsontext import load_json
+        from aoe_runner.runs.history import manifest_problem
         from aoe_runner.runs.manifest import RunManifest
-        from aoe_runner.runs.store import manifest_problem
 
         with self.transaction() as db:
             found = db.execute("SELECT manifest::text, artifacts FROM runs WHERE id = %s", (run_id,)).fetchone()
@@ -315,7 +315,7 @@ def stored_manifest(manifest: RunManifest) -> str:
     """The manifest as jsonb takes it: JSON with a lone surrogate (a script or file name that is not UTF-8) and NUL
     (a log line quoted in its markers) written as their escapes in text, as the index columns hold them; jsonb
     refuses the `\\udcff` and `\\u0000` JSON escapes themselves."""
-    from aoe_runner.jsontext import dump_json
+    from aoe_runner.common.jsontext import dump_json
 
     text = dump_json(manifest, indent=None)
     if "\\ud" not in text and "\\u0000" not in text:

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.errors import EnvironmentDrift, InputError, UsageError
+from aoe_runner.runs.history import RunStore
 from aoe_runner.runs.index import RunFilter, RunIndex, RunRow
 from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
-from aoe_runner.runs.store import RunStore
-from aoe_runner.store.config import StoreChoice
+from aoe_runner.store.choice import StoreChoice
 from aoe_runner.store.pg_index import PgIndex, StoreUnavailable
+from aoe_runner.store.results import operator_results
 
 if TYPE_CHECKING:
     from aoe_runner.runs.manifest import RunManifest
@@ -105,8 +106,6 @@ class SharedRunStore(RunStore):
 
     def send(self, manifest: RunManifest, directory: Path) -> None:
         """Record a run and its operator results in the shared store; its record is in `directory`."""
-        from aoe_runner.store.best import operator_results
-
         self.shared.record(manifest, self._artifacts_note(directory), operator_results(manifest, directory))
 
     def local_record(self, run_id: str) -> tuple[RunManifest, Path] | None:

@@ -15,13 +15,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from aoe_runner.common.proc import Completed, Started
 from aoe_runner.errors import AoeRunnerError, ExitCode
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.report import PreflightReport
-from aoe_runner.proc import Completed, Started
 from aoe_runner.runs.bank import changes_between, sha256_of, take_inventory
+from aoe_runner.runs.history import RunStore
 from aoe_runner.runs.manifest import LOG_NAME, Fingerprint, MarkerSeen, Progress, RecordedResult, RunManifest, RunStatus
-from aoe_runner.runs.store import RunStore
 from aoe_runner.tune.aoe_codes import CodeScanner
 from aoe_runner.tune.aoe_codes import describe as describe_code
 from aoe_runner.tune.markers import MarkerScanner

@@ -97,6 +97,11 @@ def device_id(explicit: int | None, base: Mapping[str, str]) -> int:
     return int(inherited)
 
 
+def optional_duration(text: str | None, option: str) -> float | None:
+    """parse_duration of an option that may be left out."""
+    return None if text is None else parse_duration(text, option)
+
+
 def parse_duration(text: str, option: str) -> float:
     """`90` or `90s`, `30m`, `2h`, `1h30m`, `500ms`: seconds, more than zero."""
     cleaned = text.strip()

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aoe_runner.devlock import BankLock, DeviceLock, LockHolder
+from aoe_runner.common.devlock import BankLock, DeviceLock, LockHolder
+from aoe_runner.common.locks import run_command
+from aoe_runner.common.safe_text import visible
 from aoe_runner.errors import AoeRunnerError
-from aoe_runner.locks import run_command
 from aoe_runner.preflight.facts import HostFacts, default_bank, gather_facts, resolve_against
-from aoe_runner.render.safe_text import visible
 from aoe_runner.runs.bank import take_inventory
+from aoe_runner.runs.history import RunStore
 from aoe_runner.runs.manifest import PreflightOutcome, RunManifest, RunStatus
-from aoe_runner.runs.store import RunStore
 from aoe_runner.tune.gate import Gate, refuse_unforcible, run_preflight
 from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.relay import TerminalOutput

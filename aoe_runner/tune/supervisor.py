@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from aoe_runner.common.lifeline import die_with_this_process
 from aoe_runner.errors import InputError
-from aoe_runner.lifeline import die_with_this_process
 from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.request import format_duration
 from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from aoe_runner.lifeline import linux_prctl
+from aoe_runner.common.lifeline import linux_prctl
 
 _PR_SET_CHILD_SUBREAPER = 36
 

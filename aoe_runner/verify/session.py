@@ -17,21 +17,21 @@ from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from aoe_runner.devlock import BankLock, DeviceLock, LockHolder
+from aoe_runner.common.devlock import BankLock, DeviceLock, LockHolder
+from aoe_runner.common.files import atomic_write_text
+from aoe_runner.common.jsontext import dump_json
+from aoe_runner.common.locks import run_command
 from aoe_runner.errors import InputError, Interrupted, UsageError
-from aoe_runner.fsutil import atomic_write_text
-from aoe_runner.jsontext import dump_json
-from aoe_runner.locks import run_command
 from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
+from aoe_runner.runs.history import TUNING, RunStore
 from aoe_runner.runs.manifest import RecordedResult, RunManifest, RunStatus, VerifyLink
-from aoe_runner.runs.store import TUNING, RunStore
 from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.request import check_script, device_id, script_command
 from aoe_runner.verify.evidence import Evidence, arm_evidence, inventory_sha256, result_files
 from aoe_runner.verify.gates import GateResult, Gates, evaluate
 from aoe_runner.verify.measure import MIN_STEPS, Arm, Measured, RunFailed, RunSteps, StepReader
-from aoe_runner.verify.stats import Comparison, compare
+from aoe_runner.verify.stats import Comparison, Verdict, compare
 from aoe_runner.verify.steps import custom_format
 
 REMOVED = ("AOE_MODE",)
@@ -76,6 +76,11 @@ class VerifyReport(BaseModel):
     evidence: Evidence
     warnings: list[str] = Field(description="What makes the figures less trustworthy, e.g. runs with few step times.")
     _step_times_ms: list[list[float]] | None = PrivateAttr(default=None)  # not in the JSON: for the HTML page's boxes
+
+    @property
+    def slower(self) -> bool:
+        """The tuned arm is slower beyond the threshold: the verdict that fails the command."""
+        return self.comparison.verdict is Verdict.SLOWER
 
     @property
     def step_times_ms(self) -> list[list[float]] | None:

@@ -300,7 +300,7 @@ def test_run_loop_from_aoe_ini(written: str | None, status: Status, observed: st
 
 
 def test_a_held_device_fails_and_names_the_holder() -> None:
-    from aoe_runner.devlock import LockHolder
+    from aoe_runner.common.devlock import LockHolder
 
     holder = LockHolder(user="alice", pid=4242, host="h", started_at="2026-11-21T10:00:00", command="aoe-runner tune t.py")
     result = check_device_free(make_facts(device_lock_holder=holder), OP)

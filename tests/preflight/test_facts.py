@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner.devlock import DeviceBusy, DeviceLock, LockHolder, current_holder
+from aoe_runner.common.devlock import DeviceBusy, DeviceLock, LockHolder, current_holder
 from aoe_runner.preflight.cann import read_aoe_ini
 from aoe_runner.preflight.facts import gather_facts
 
@@ -99,7 +99,7 @@ def test_relative_bank_and_work_paths_are_resolved_against_the_working_directory
 
 HOLD_LOCK = """\
 import sys, time
-from aoe_runner.devlock import DeviceLock, LockHolder
+from aoe_runner.common.devlock import DeviceLock, LockHolder
 DeviceLock(int(sys.argv[1])).acquire(LockHolder(user="bob", pid=0, host="h", started_at="t", command="hold"))
 print("held", flush=True)
 time.sleep(60)

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from aoe_runner.render.safe_text import visible
+from aoe_runner.common.safe_text import visible
 
 RESULT_NAME = "aoe_result_opat_20260310142233517_41237.json"
 # Each one breaks a format today: screen control, forged lines and rows, Trojan Source, HTML, markdown, formulas.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner.render.safe_text import csv_cell
+from aoe_runner.common.safe_text import csv_cell
 from tests.render.hostile import HOSTILE, assert_markdown_safe, assert_table_safe, write_result
 
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner import summary_data
-from aoe_runner.jsontext import dump_json
-from aoe_runner.merge import BankState
+from aoe_runner.common.jsontext import dump_json
 from aoe_runner.render.json_format import BATCH_ROWS, JsonFormatter
-from aoe_runner.reporting import merge_files
+from aoe_runner.report import summary_data
+from aoe_runner.report.api import merge_files
+from aoe_runner.report.merge import BankState
+from aoe_runner.report.summary_data import summary_of
 
 OPERATORS = 2 * BATCH_ROWS + 300  # three batches, the last one short
 
@@ -55,7 +56,7 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> BankState:
 
 
 def _written(state: BankState, top: int | None) -> str | list[bytes | memoryview]:
-    return JsonFormatter().summary_parts(*summary_data.summary_parts(state, 1.0), top, lambda: state.summary())
+    return JsonFormatter().summary_parts(*summary_data.summary_parts(state, 1.0), top, lambda: summary_of(state))
 
 
 def _streamed(state: BankState, top: int | None) -> str:
@@ -64,7 +65,7 @@ def _streamed(state: BankState, top: int | None) -> str:
 
 
 def _pydantic(state: BankState, top: int | None) -> str:
-    return JsonFormatter().summary(state.summary(), top)
+    return JsonFormatter().summary_model(summary_of(state), top)
 
 
 @pytest.mark.parametrize("top", [None, 1, BATCH_ROWS - 1, BATCH_ROWS, BATCH_ROWS + 1, 2 * BATCH_ROWS + 7, 10**6])
@@ -92,7 +93,7 @@ def test_a_float_pydantic_writes_with_an_exponent_in_the_last_batch_leaves_the_s
     try:
         assert _last_ranked(state) is entry
         written = _written(state, None)  # orjson before 3.13 wrote 2e16, pydantic 2e+16
-        assert isinstance(written, str) and written == dump_json(summary_data.bank_summary(state.summary_data(1.0)))
+        assert isinstance(written, str) and written == dump_json(summary_data.bank_summary(summary_data.summary_data(state, 1.0)))
     finally:
         entry.before, entry.after = before, after  # type: ignore[attr-defined]
 
@@ -104,7 +105,7 @@ def test_a_lone_surrogate_in_the_last_batch_leaves_the_summary_to_pydantic(state
     try:
         assert _last_ranked(state) is entry
         written = _written(state, None)  # orjson refuses it
-        assert isinstance(written, str) and written == dump_json(summary_data.bank_summary(state.summary_data(1.0)))
+        assert isinstance(written, str) and written == dump_json(summary_data.bank_summary(summary_data.summary_data(state, 1.0)))
         assert "\\ud800" in written
     finally:
         entry.key = key  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aoe_runner.render.safe_text import csv_cell
+from aoe_runner.common.safe_text import csv_cell
 from tests.render.hostile import assert_markdown_safe, assert_table_safe, write_result
 
 _HOSTILE_CHARS = (

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aoe_runner.terminal import Terminal
+from aoe_runner.common.terminal import Terminal
 from tests.conftest import ROOT, SAMPLES
 from tests.render.hostile import FORBIDDEN, RESULT_NAME, write_result
 

@@ -4,7 +4,7 @@ Each example mutates one fixture (sample_results/ and tests/data/) a few times: 
 inserted, deleted and repeated ranges, hostile tokens (bytes that are not UTF-8, lone surrogates, huge
 integers, deep nesting) put in place of a JSON value, and generated values of any type put in place of a
 node (type confusion). The mutated file is reported next to an untouched
-one through `aoe_runner.cli.main`, the real crash boundary, into streams that encode as a UTF-8 terminal
+one through `aoe_runner.cli.main.main`, the real crash boundary, into streams that encode as a UTF-8 terminal
 does. Whatever the bytes, the answer is a result, warnings, or one exit-4 line naming the file, and the
 untouched file is still reported.
 
@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aoe_runner.cli import main
+from aoe_runner.cli.main import main
 from aoe_runner.errors import ExitCode
 from tests.conftest import DATA, SAMPLES
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from aoe_runner.errors import ExitCode, InputError
-from aoe_runner.reporting import summarize_paths
+from aoe_runner.report.api import summarize_paths
 from aoe_runner.results.loader import load_result_file
 from aoe_runner.results.normalize import normalize
 from aoe_runner.results.raw import decode
-from aoe_runner.summary import summarize
-from aoe_runner.validation import validate_file
+from aoe_runner.results.validation import validate_file
 from tests.conftest import DATA, SAMPLES
+from tests.report.oracle import summarize
 
 HOSTILE = DATA / "hostile"
 HOSTILE_FILES = sorted(HOSTILE.glob("*.json"))

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from aoe_runner.cli import main
+from aoe_runner.cli.main import main
 from aoe_runner.errors import ExitCode
-from aoe_runner.reporting import diff_paths, summarize_paths
+from aoe_runner.report.api import diff_paths, summarize_paths
 from aoe_runner.results.files import find_result_files
 from aoe_runner.results.legacy import members_of
 from aoe_runner.results.loader import load_result_file
-from aoe_runner.validation import validate_file
+from aoe_runner.results.validation import validate_file
 from tests.conftest import DATA, SAMPLES
 from tests.results.test_fuzz import FIXTURES, TOKENS
 
@@ -185,7 +185,7 @@ def test_the_latest_legacy_result_wins_and_a_slower_one_is_a_conflict(tmp_path: 
 def test_a_diff_compares_legacy_entries_only_with_legacy_entries(tmp_path: Path) -> None:
     old = _legacy_file(tmp_path / "tune_result_20210101_000000000_pid1.json", {"[a/b]": (100, 50), "[gone]": (10, 9)})
     new = _legacy_file(tmp_path / "tune_result_20210102_000000000_pid2.json", {"[a/b]": (100, 40)})
-    diff, _, _ = diff_paths([str(old), str(AOE_FILE)], [str(new)], 2.0)
+    diff = diff_paths([str(old), str(AOE_FILE)], [str(new)], 2.0).diff
     by_label = {change.label: change for change in diff.changes}
     changed = by_label["a/b"]
     assert (changed.kind, changed.unit, changed.change.value) == ("legacy_operator", "unknown", "improved")

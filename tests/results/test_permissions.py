@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.common.locks.users import ANOTHER, NOBODY, as_user, make_shared_tree, needs_root
 from tests.conftest import SAMPLES
-from tests.locks.users import ANOTHER, NOBODY, as_user, make_shared_tree, needs_root
 
 RUN_CLI = "import sys; from aoe_runner.__main__ import main; sys.argv[0] = 'aoe-runner'; raise SystemExit(main())"
 READABLE = "aoe_result_opat_20260310142233517_41237.json"

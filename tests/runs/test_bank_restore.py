@@ -18,14 +18,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from aoe_runner.devlock import BankBusy, BankLock, LockHolder
+from aoe_runner.common.devlock import BankBusy, BankLock, LockHolder
+from aoe_runner.common.jsontext import load_json
 from aoe_runner.errors import InputError
-from aoe_runner.jsontext import load_json
-from aoe_runner.runs.bank import BankInUse, apply_restore, changes_between, plan_restore, refuse_if_in_use, take_inventory
+from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.manifest import RunManifest
+from aoe_runner.runs.restore import BankInUse, apply_restore, plan_restore, refuse_if_in_use
+from tests.common.locks.users import NOBODY, as_user, finished, make_shared_tree, needs_root
 from tests.conftest import ROOT
-from tests.locks.users import NOBODY, as_user, finished, make_shared_tree, needs_root
 from tests.tune.runner import Home, aoe_runner, tune, wait_for_output
 
 
@@ -319,7 +320,7 @@ def test_a_live_run_on_a_bank_reached_through_a_symlink_is_seen(tmp_path: Path) 
 HOLD_BANK_LOCK = """\
 import sys, time
 from pathlib import Path
-from aoe_runner.devlock import BankLock, LockHolder
+from aoe_runner.common.devlock import BankLock, LockHolder
 BankLock(Path(sys.argv[1])).acquire(LockHolder.here("aoe-runner tune train.py (taking its snapshot)"))
 print("held", flush=True)
 time.sleep(60)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner.devlock import BankBusy, BankLock, DeviceLock, LockHolder
+from aoe_runner.common.devlock import BankBusy, BankLock, DeviceLock, LockHolder
 
 
 def test_bank_locks_meet_in_the_shared_directory_while_device_locks_stay_per_host(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psycopg
 
-from aoe_runner.jsontext import dump_json
+from aoe_runner.common.jsontext import dump_json
 from aoe_runner.runs.manifest import RunManifest
 from tests.conftest import ROOT
 

@@ -6,7 +6,7 @@ import json
 import socket
 from pathlib import Path
 
-from tests.test_imports import _loaded
+from tests.cli.test_import_sets import _loaded
 from tests.tune.runner import Home, aoe_runner, tune
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from aoe_runner.common.jsontext import dump_json
 from aoe_runner.errors import EnvironmentDrift
-from aoe_runner.jsontext import dump_json
 from aoe_runner.runs.index import RunFilter
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.store import pg_schema

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from aoe_runner import crashlog
-from aoe_runner.cli import main
+from aoe_runner.cli import crashlog
+from aoe_runner.cli.main import main
 from aoe_runner.store import secrets
 from aoe_runner.store.pg_index import PgIndex
 from tests.store.conftest import SharedHome
@@ -109,7 +109,7 @@ def test_a_store_url_that_cannot_be_read_safely_is_a_usage_error_that_shows_no_p
     """store init with '#' in the password wrote 'postgresql://me:Ab' to store.conf and showed the rest; an unclosed
     [ and a byte that is not UTF-8 were exit 3."""
     from aoe_runner.errors import UsageError
-    from aoe_runner.store.config import check_url
+    from aoe_runner.store.choice import check_url
 
     with pytest.raises(UsageError) as refused:
         check_url(url, "--store")
@@ -118,7 +118,7 @@ def test_a_store_url_that_cannot_be_read_safely_is_a_usage_error_that_shows_no_p
 
 
 def test_a_client_key_passphrase_is_not_written_and_is_refused_in_store_conf(tmp_path: Path) -> None:
-    from aoe_runner.store.config import without_password
+    from aoe_runner.store.choice import without_password
 
     assert without_password("postgresql://me@db/aoe?sslpassword=Key1&sslmode=require") == "postgresql://me@db/aoe?sslmode=require"
     (tmp_path / "home").mkdir()
@@ -140,7 +140,7 @@ def test_the_password_can_come_from_a_pgpass_file_alone(tmp_path: Path, secret_u
 
 
 def test_the_url_written_and_shown_has_no_password_wherever_it_was_given() -> None:
-    from aoe_runner.store.config import redact, without_password
+    from aoe_runner.store.choice import redact, without_password
 
     url = "postgresql://me:pw@db:5433/aoe?host=/run/pg&password=other&sslmode=require"
     assert without_password(url) == "postgresql://me@db:5433/aoe?host=/run/pg&sslmode=require"

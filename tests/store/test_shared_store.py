@@ -13,7 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from aoe_runner.jsontext import dump_json, load_json
+from aoe_runner.common.jsontext import dump_json, load_json
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.store import pg_schema
 from aoe_runner.store.pg_index import PgIndex

@@ -12,9 +12,9 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aoe_runner.jsontext import load_json
+from aoe_runner.common.jsontext import load_json
 from aoe_runner.runs.manifest import RunManifest, RunStatus
-from aoe_runner.store.config import StoreChoice
+from aoe_runner.store.choice import StoreChoice
 from aoe_runner.store.shared import SharedRunStore
 
 

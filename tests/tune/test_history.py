@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner.runs.store import RunFilter, RunStore
+from aoe_runner.runs.history import RunFilter, RunStore
 from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from aoe_runner.proc import Completed, Started
+from aoe_runner.common.proc import Completed, Started
 from aoe_runner.tune.record import ScriptIdentity
 from tests.conftest import ROOT
 from tests.tune.runner import pid_when_written, wait_until_gone
@@ -151,7 +151,7 @@ def test_a_grandchild_that_escapes_the_group_with_the_pipe_cannot_hold_the_calle
 def test_ctrl_c_while_a_bounded_command_runs_kills_it(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     code = (
-        "import sys; from aoe_runner.proc import run_bounded\n"
+        "import sys; from aoe_runner.common.proc import run_bounded\n"
         f"run_bounded(['sh', '-c', 'echo $$ > {pid_file}; exec sleep 30'], 60)\n"
     )
     caller = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.DEVNULL)

@@ -1,0 +1,201 @@
+"""Click as aoe-runner uses it: plain help, help on stdout for a bare group, `--` before script arguments, Ctrl-C.
+
+Typer's own help shows types (`PATH <list[str]>`), braces (`{PATH}...`) and ranges as `[x>=1]`; the classes here
+write metavars as a person types them and ranges in words, whatever typer version is installed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from enum import Enum
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from aoe_runner.common.terminal import write
+from aoe_runner.errors import ExitCode, Interrupted, UsageError
+
+try:
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # typer that depends on the click package
+    from click import exceptions as click_exceptions  # type: ignore[no-redef,import-not-found,unused-ignore]
+
+SCRIPT_ARGUMENTS = "arguments"  # the parameter that takes a script's own arguments, after --
+
+__all__ = ["AoeCommand", "AoeGroup", "AoeTyper", "click_exceptions", "command_tree", "echo_stream"]
+
+
+class AoeCommand(TyperCommand):
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                pieces.append(_usage_piece(param))
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        _format_parameters(self.get_params(ctx), formatter)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        after_dashes = len(args) - args.index("--") - 1 if "--" in args else 0
+        rest = super().parse_args(ctx, args)
+        if any(param.name == SCRIPT_ARGUMENTS for param in self.params):
+            _refuse_script_arguments_before_dashes(ctx, after_dashes)
+        return rest
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # typer would turn it into a silent exit 130
+            raise Interrupted("interrupted") from None
+        except UsageError as error:
+            error.command_path = ctx.command_path  # type: ignore[attr-defined]  # for "(see '... --help')"
+            raise
+
+
+class AoeGroup(TyperGroup):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing:  # as git does: the help, on stdout, and a usage exit code
+            write(typer.get_text_stream("stdout"), ctx.get_help() + "\n")
+            ctx.exit(ExitCode.USAGE)
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [self.options_metavar or "[OPTIONS]", "COMMAND [ARGS]..."]
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        _format_parameters(self.get_params(ctx), formatter)
+        self.format_commands(ctx, formatter)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """Each command with the first sentence of its help, whole (click would cut it off with '...')."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, _first_sentence(command.help or "")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+class AoeTyper(typer.Typer):
+    """A Typer whose commands are AoeCommands and whose groups are AoeGroups."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(cls=AoeGroup, rich_markup_mode=None, **settings)
+
+    def command(self, *args: Any, cls: type[TyperCommand] | None = None, **kwargs: Any) -> Callable[[Any], Any]:
+        return super().command(*args, cls=cls or AoeCommand, **kwargs)
+
+
+def command_tree(app: typer.Typer, arguments: Sequence[str]) -> Any:
+    """The click command to run `arguments` with. typer builds each command from its function's signature (a few
+    ms each); when the arguments name a command (or a group and its command), only that branch is built. Anything
+    else, an option first or a name that is no command, gets the whole tree: its help, its suggestions."""
+    narrowed = _narrowed(app, list(arguments))
+    return typer.main.get_command(narrowed or app)
+
+
+def echo_stream(error: BaseException) -> Any:
+    """The stream click's echo was writing (help, a message) when `error` was raised inside it, else None."""
+    trace = error.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    if trace is None:
+        return None
+    frame = trace.tb_frame
+    if frame.f_code.co_name == "echo" and "click" in str(frame.f_globals.get("__name__", "")):
+        return frame.f_locals.get("file")
+    return None
+
+
+def _narrowed(app: typer.Typer, arguments: list[str]) -> typer.Typer | None:
+    """A copy of `app` holding only the command or group that arguments[0] names; None when it names none."""
+    if not arguments or arguments[0].startswith("-"):
+        return None
+    name, narrowed = arguments[0], copy.copy(app)
+    for command in app.registered_commands:
+        if (command.name or typer.main.get_command_name(command.callback.__name__)) == name:  # type: ignore[union-attr]
+            narrowed.registered_commands, narrowed.registered_groups = [command], []
+            return narrowed
+    for group in app.registered_groups:
+        if typer.main.solve_typer_info_defaults(group).name == name:
+            branch = copy.copy(group)
+            branch.typer_instance = _narrowed(group.typer_instance, arguments[1:]) or group.typer_instance  # type: ignore[arg-type]
+            narrowed.registered_commands, narrowed.registered_groups = [], [branch]
+            return narrowed
+    return None
+
+
+def _refuse_script_arguments_before_dashes(ctx: Any, after_dashes: int) -> None:
+    taken = list(ctx.params.get(SCRIPT_ARGUMENTS) or ())
+    stray = taken[: len(taken) - after_dashes]
+    if stray:
+        error = UsageError(
+            f"{ctx.command_path}: {stray[0]!r} is not an option; the script's own arguments go after --, "
+            f"as in: {ctx.command_path} SCRIPT [OPTIONS] -- {' '.join(stray)}"
+        )
+        error.command_path = ctx.command_path  # type: ignore[attr-defined]
+        raise error
+
+
+def _first_sentence(text: str) -> str:
+    paragraph = " ".join(text.strip().split("\n\n")[0].split())
+    return paragraph.split(": ")[0].split("; ")[0].rstrip(".")
+
+
+def _usage_piece(param: Any) -> str:
+    name = _metavar(param)
+    if param.name == SCRIPT_ARGUMENTS:
+        return f"[-- {name}...]"
+    many = "..." if param.nargs != 1 else ""
+    return f"{name}{many}" if param.required else f"[{name}]{many}"
+
+
+def _metavar(param: Any) -> str:
+    return (param.metavar or param.name.upper()).rstrip(".")
+
+
+def _format_parameters(params: Sequence[Any], formatter: Any) -> None:
+    arguments = [(_metavar(p), p.help or "") for p in params if p.param_type_name == "argument" and not p.hidden]
+    options = [_option_record(p) for p in params if p.param_type_name == "option" and not p.hidden]
+    if arguments:
+        with formatter.section("Arguments"):
+            formatter.write_dl(arguments)
+    if options:
+        with formatter.section("Options"):
+            formatter.write_dl(options)
+
+
+def _option_record(param: Any) -> tuple[str, str]:
+    names = ", ".join(sorted(param.opts, key=len))
+    if not param.is_flag and not getattr(param, "count", False):
+        names += f" {param.metavar or 'VALUE'}"
+    extra = [text for text in (_default_text(param), _range_text(param)) if text]
+    help_text = param.help or ""
+    return names, f"{help_text} [{'; '.join(extra)}]" if extra else help_text
+
+
+def _default_text(param: Any) -> str | None:
+    if isinstance(param.show_default, str):
+        return f"default: {param.show_default}"
+    default = param.default
+    if not param.show_default or param.is_flag or default is None or default == () or callable(default):
+        return None
+    return f"default: {default.value if isinstance(default, Enum) else default}"
+
+
+def _range_text(param: Any) -> str | None:
+    kind = getattr(param, "type", None)
+    low = getattr(param, "min", getattr(kind, "min", None))
+    high = getattr(param, "max", getattr(kind, "max", None))
+    if low is None and high is None:
+        return None
+    if high is None:
+        return f"at least {low}"
+    if low is None:
+        return f"at most {high}"
+    return f"from {low} to {high}"

@@ -1,0 +1,66 @@
+"""`aoe-runner preflight`: this host (or saved facts) against every documented AOE precondition."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from aoe_runner.cli.options import CSV, JSON, MARKDOWN, TABLE, JsonFlag, OutputFile, WideFlag, emit, format_option, whole_number
+from aoe_runner.cli.pages import formatter_for
+from aoe_runner.cli.terminal import terminal
+from aoe_runner.errors import UsageError
+
+FORMATS = (TABLE, JSON, MARKDOWN, CSV)
+Mode = Annotated[
+    str | None,
+    typer.Option(
+        "--mode", metavar="MODE", help="op (also 2, opat) or subgraph (also 1, sgat) [default: from AOE_MODE, else op]."
+    ),
+]
+Procs = Annotated[str, typer.Option("--procs", metavar="P", help="Training processes in the script, at least 1.")]
+ModelMemory = Annotated[str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, e.g. 12GiB.")]
+AoeIni = Annotated[
+    Path | None,
+    typer.Option("--aoe-ini", metavar="PATH", readable=False, help="aoe.ini to read [default: the documented places]."),
+]
+Soc = Annotated[str | None, typer.Option("--soc", metavar="NAME", help="SoC name, e.g. Ascend910B3 [default: npu-smi].")]
+Format = Annotated[str | None, format_option(*FORMATS, notes=" (json: the facts and every check)")]
+Strict = Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")]
+SaveFacts = Annotated[
+    str | None, typer.Option("--save-facts", metavar="FILE", help="Also write the host facts to FILE (- is stdout).")
+]
+Facts = Annotated[
+    Path | None,
+    typer.Option("--facts", metavar="FILE", readable=False, help="Check saved facts instead of measuring this host."),
+]
+
+
+def preflight(
+    mode: Mode = None,
+    procs: Procs = "1",
+    model_memory: ModelMemory = None,
+    aoe_ini: AoeIni = None,
+    soc: Soc = None,
+    output_format: Format = None,
+    as_json: JsonFlag = False,
+    output: OutputFile = None,
+    wide: WideFlag = False,
+    strict: Strict = False,
+    save_facts: SaveFacts = None,
+    facts_file: Facts = None,
+) -> int:
+    """Check this host against every documented AOE precondition: formula, measured value and fix for each."""
+    from aoe_runner.preflight.report import preflight_report, write_facts
+
+    formatter = formatter_for(output_format, as_json, FORMATS, output, wide)
+    processes = whole_number(procs, "--procs", minimum=1) or 1
+    if facts_file is not None and (aoe_ini is not None or soc is not None):
+        raise UsageError("--aoe-ini and --soc describe this host; they cannot change saved --facts")
+    result = preflight_report(mode, processes, model_memory, aoe_ini=aoe_ini, soc=soc, facts_file=facts_file)
+    if save_facts is not None:
+        write_facts(result.facts, save_facts)
+        terminal.info(f"wrote {save_facts}")
+    emit(terminal, formatter.preflight(result), output)
+    return result.exit_code(strict)

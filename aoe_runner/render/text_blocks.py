@@ -1,0 +1,72 @@
+"""The pieces every text table and markdown document is made of: titles, tables, prose, bullet lists, cells."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tabulate import tabulate
+
+from aoe_runner.common.safe_text import markdown, visible
+from aoe_runner.render.width import table as width_table
+from aoe_runner.render.width import wrap, wrap_line
+
+NAME_WIDTH = 64
+
+
+class TextBlocks:
+    """Blocks for a terminal `width` columns wide (None: full lines), or markdown to paste."""
+
+    def __init__(self, markdown: bool, width: int | None = None) -> None:
+        self.markdown = markdown
+        self.width = None if markdown else width  # markdown is pasted, never fitted to a terminal
+
+    def title(self, text: str) -> str:
+        if self.markdown:
+            return f"### {text}"
+        lines = wrap(text, self.width)
+        return "\n".join(lines) + "\n" + "-" * max(len(line) for line in lines)
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[object]], key_value: bool = False) -> str:
+        cells = [[str(cell) for cell in row] for row in rows]
+        if self.markdown:
+            return tabulate(cells, headers=headers, tablefmt="github", disable_numparse=True)
+        return width_table(None if key_value else headers, cells, self.width)
+
+    def prose(self, text: str) -> str:
+        return wrap_line(text, self.width)
+
+    def bullets(self, title: str, items: list[str]) -> list[str]:
+        if not items:
+            return []
+        bullet = "- " if self.markdown else "  "
+        room = None if self.width is None else max(self.width - len(bullet), 8)
+        shown = (markdown(item, line_start=True) if self.markdown else visible(item) for item in items)
+        lines = ("\n".join(bullet + line if i == 0 else " " * len(bullet) + line for i, line in enumerate(wrap(item, room)))
+                 for item in shown)  # fmt: skip
+        return [self.title(f"{title}: {len(items)}"), "\n".join(lines)]
+
+    def text(self, text: str) -> str:
+        return markdown(text) if self.markdown else visible(text)
+
+    def name(self, name: str) -> str:
+        name = self.text(name)
+        if self.markdown or len(name) <= NAME_WIDTH:
+            return name
+        half = (NAME_WIDTH - 1) // 2
+        return f"{name[:half]}…{name[-half:]}"
+
+
+def limited(title: str, rows: int, total: int) -> str:
+    return f"{title} (top {rows} of {total}; --top N for more)" if total > rows else title
+
+
+def flags(conflict: str | None) -> str:
+    return "conflict" if conflict else ""
+
+
+def num(value: float | None) -> str:
+    return "" if value is None else f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def speedup(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}x"

@@ -1,0 +1,541 @@
+"""A cache of parsed result files in the aoe-runner home, so that a second `report` reads only what changed.
+
+Two kinds of entry, each one file written elsewhere and renamed into place (so a reader sees a whole entry or
+none, and two processes can share the cache):
+- `sets/<hash of the members>`: the merged BankState of a set of files, with its members listed beside it, so a
+  report over the same files plus new ones reads the set and parses only the new files. A set made so is stored
+  as what its new files add and the name of the set they add to (`.state` holds both, so the two always agree),
+  on at most MAX_CHAIN sets below it, and only while what it adds is small beside them: a second report writes
+  what it parsed, not the whole bank again;
+- `files/<hash of path, device, inode>`: one result file's ParsedFile, for a report that no stored set fits (one
+  of its files changed, as a live result file does). A file's entry is written when the file is parsed while a
+  stored set lists it unchanged, that is once it has proved to be read again: a first report writes its set alone
+  (its files' entries cost it about a fifth of its time, and most files never need them).
+
+An entry is served only while its file's device, inode, size, mtime and ctime (to the nanosecond) are as they
+were when it was read. ctime is not settable: replacing a file's content and restoring its mtime with
+`os.utime` changes it. A filesystem's clock ticks coarsely, though, so a file changed within RACY_NS of being
+read could change again in the same tick; for such a file, and for any small one, the entry also keeps a hash of
+the content read and is served only while the file still hashes the same (git's "racily clean" rule).
+
+Entries live under a directory named by a hash of the code that makes them (`code_identity`), so a new
+version of aoe-runner, or an edited checkout, never reads what other code cached. Each file's mtime as local
+time (it stands for a missing timestamp) is hashed into a set's name and kept in a file's entry, so another time
+zone, or new rules of the same zone, is a miss. The cache is bounded: when its files pass `AOE_RUNNER_CACHE_MB`
+(default 512) MiB, the least recently used go first. `AOE_RUNNER_CACHE=off` turns it off. It is only an
+accelerator: any entry that cannot be read, written or trusted is a miss, never an error. It trusts what its
+owner wrote: it is used only in a directory of the user's own that no one else can write to, below directories
+that only root or the user can change (sticky ones aside); a set's state carries a checksum of itself and its
+name, and a file's entry one of itself, so a damaged or misplaced one is a miss.
+
+Its blind spot is git's: a file over HASHED_SIZE, last changed more than RACY_NS before it was read, is trusted by
+its identity alone. A write through a shared memory mapping (mmap) to a page already written since the file was
+last flushed changes neither mtime nor ctime on Linux until the page is written back, so such a file can be
+served as it was; write() always changes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import shutil
+import stat
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from aoe_runner.common.regular_files import read_with_status
+from aoe_runner.errors import InputError
+from aoe_runner.report.merge import BankState
+from aoe_runner.results.parsed import ParsedFile
+from aoe_runner.results.report_facts import moment_of_mtime
+
+try:  # hashlib's blake2b itself, without hashlib loading OpenSSL for it (about 5 ms of each report's start)
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
+
+ENABLE_VARIABLE = "AOE_RUNNER_CACHE"
+SIZE_VARIABLE = "AOE_RUNNER_CACHE_MB"
+DEFAULT_LIMIT_MB = 512
+MAX_LIMIT_MB = 2.0**40  # a larger AOE_RUNNER_CACHE_MB is taken as this (an exbibyte)
+RACY_NS = 2_000_000_000  # a file whose mtime or ctime is this close to the moment it was read is checked by content
+HASHED_SIZE = 1 << 20  # files up to this size always keep a content hash: it costs nothing to check
+MAX_SETS = 4  # merged sets kept (with the sets they add to); the oldest go first
+MAX_CHAIN = 4  # a set adds to at most this many stored sets below it; one that would add to more is stored whole
+DELTA_SHARE = 4  # a set is stored as what it adds only when that is at most 1/DELTA_SHARE of the sets below it
+_ENTRY_VERSION = 5
+_WHOLE = b"-"  # the first line of a set's state that adds to no other set
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODER = msgspec.msgpack.Decoder()
+_UNWRITABLE = (UnicodeEncodeError, TypeError, OverflowError, ValueError)
+_WRITING = ".write-"  # an entry being written, renamed into place when whole
+ABANDONED_AFTER_S = 600  # an entry still being written after this long was left by a killed process
+
+Identity = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
+
+
+def code_identity() -> str:
+    """A hash of the code that decides what a cached entry holds (the merge and results/): entries written by other
+    code, an older aoe-runner or a changed checkout, live in another directory and are never served."""
+    from aoe_runner import __version__
+
+    package = Path(__file__).resolve().parent.parent
+    digest = blake2b(f"{_ENTRY_VERSION} {__version__}".encode(), digest_size=8)  # also where sources are not shipped
+    merging = [package / "report" / name for name in ("merge.py", "entries.py", "rules.py")]
+    for path in sorted([*merging, *(package / "results").glob("*.py")]):
+        digest.update(path.name.encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"\0unreadable")
+    return digest.hexdigest()
+
+
+_CODE_NAME = re.compile(r"[0-9a-f]{16}")
+_SET_NAME = re.compile(rb"[0-9a-f]{32}")
+_CHECKSUM = re.compile(rb"[0-9a-f]{8}")  # a CRC32 as _checked and _joined_state write it
+
+
+def identity(info: os.stat_result) -> Identity:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def content_hash(data: bytes) -> bytes:
+    return blake2b(data, digest_size=16).digest()
+
+
+class Stamp:
+    """What a cache entry records of its file: identity, and a content hash when identity alone cannot be trusted."""
+
+    __slots__ = ("path", "identity", "digest")
+
+    def __init__(self, path: str, identity: Identity, digest: bytes | None) -> None:
+        self.path, self.identity, self.digest = path, identity, digest
+
+    @classmethod
+    def of_read(cls, path: str, info: os.stat_result, data: bytes) -> Stamp:
+        """The stamp of bytes just read from `path` (its status `info` taken as it was opened)."""
+        racy = time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS
+        digest = content_hash(data) if racy or info.st_size <= HASHED_SIZE else None
+        return cls(path, identity(info), digest)
+
+    def to_wire(self) -> list[Any]:
+        return [self.path, list(self.identity), self.digest]
+
+    @classmethod
+    def from_wire(cls, wire: list[Any]) -> Stamp:
+        """Raises ValueError for anything but what to_wire writes."""
+        try:
+            path, ident, digest = wire
+        except (TypeError, ValueError):
+            raise ValueError("not a stamp") from None
+        if (
+            type(path) is not str
+            or type(ident) is not list
+            or len(ident) != 5
+            or any(type(number) is not int for number in ident)
+            or not (digest is None or type(digest) is bytes)
+        ):
+            raise ValueError("not a stamp")
+        return cls(path, tuple(ident), digest)
+
+    def holds(self, path: str, info: os.stat_result) -> bool:
+        """Does the file at `path`, now with status `info`, still hold what was read?"""
+        if path != self.path or identity(info) != self.identity:
+            return False
+        return self.digest is None or _hash_of_file(path, self.identity) == self.digest
+
+
+def _hash_of_file(path: str, expected: Identity) -> bytes | None:
+    """The content hash of the file at `path` while it is still the regular file `expected` (None if not: a FIFO
+    or device put in its place since its status was taken is never read)."""
+    try:
+        data, info = read_with_status(path)
+    except InputError:
+        return None
+    return content_hash(data) if identity(info) == expected else None
+
+
+class StoredSet:
+    """A stored set read back: the merged state of its members, their stamps, and the names of the set and of the
+    sets it adds to, nearest first (`chain`)."""
+
+    __slots__ = ("state", "stamps", "chain", "stored_bytes")
+
+    def __init__(self, state: BankState, stamps: list[Stamp], chain: list[str], stored_bytes: int) -> None:
+        self.state, self.stamps, self.chain, self.stored_bytes = state, stamps, chain, stored_bytes
+
+    @property
+    def name(self) -> str:
+        return self.chain[0]
+
+
+class ReportCache:
+    def __init__(self, base: Path, limit_bytes: int, every_file: bool = False) -> None:
+        """`every_file`: store each parsed file's entry at once, not only once a stored set lists it."""
+        self.base = base
+        self.root = base / code_identity()
+        self.files = self.root / "files"
+        self.sets = self.root / "sets"
+        self.limit_bytes = limit_bytes
+        self.every_file = every_file
+        self.listed: set[tuple[str, Identity]] = set()  # files that a stored set lists as they are now (get_set)
+
+    @classmethod
+    def from_environment(cls) -> ReportCache | None:
+        """The cache of the aoe-runner home; None when turned off, or when its directory, or one above it, is not
+        safe from other users (see _private_directory)."""
+        if os.environ.get(ENABLE_VARIABLE, "").strip().lower() in ("0", "off", "no", "false"):
+            return None
+        from aoe_runner.common.home import runner_home
+
+        try:
+            limit_mb = float(os.environ.get(SIZE_VARIABLE) or DEFAULT_LIMIT_MB)
+        except ValueError:
+            limit_mb = DEFAULT_LIMIT_MB
+        if not math.isfinite(limit_mb):  # nan or inf: not a size
+            limit_mb = DEFAULT_LIMIT_MB
+        base = _private_directory(runner_home() / "cache" / "report")
+        return cls(base, int(min(limit_mb, MAX_LIMIT_MB) * 2**20)) if base is not None else None
+
+    # one file's parsed state
+
+    def get_file(self, path: str, info: os.stat_result) -> tuple[ParsedFile, Stamp] | None:
+        """The parsed file and its stamp, while the file at `path` (status `info`) still holds what was parsed."""
+        entry_path = self._file_entry(path, info)
+        entry = _read_checked(entry_path)
+        if entry is None:
+            return None
+        try:
+            version, wire, moment, body = entry
+            stamp = Stamp.from_wire(wire)
+            if version != _ENTRY_VERSION or not stamp.holds(path, info) or moment != _local_mtime(info.st_mtime_ns):
+                return None  # other code's, a changed file, or parsed in another time zone
+            parsed = ParsedFile.from_bytes(body)
+        except (ValueError, TypeError, RecursionError):
+            return None
+        _touch(entry_path)
+        return parsed, stamp
+
+    def put_file(self, stamp: Stamp, info: os.stat_result, parsed: ParsedFile) -> int:
+        """Store a parsed file once it has proved to be read again (see the module's docstring); the bytes written (0
+        when not stored, not cacheable or the cache cannot be written)."""
+        if not parsed.cacheable or not (self.every_file or (stamp.path, stamp.identity) in self.listed):
+            return 0
+        moment = _local_mtime(info.st_mtime_ns)
+        entry = lambda: _checked([_ENTRY_VERSION, stamp.to_wire(), moment, parsed.to_bytes()])  # noqa: E731
+        return _write(self._file_entry(stamp.path, info), entry)
+
+    def _file_entry(self, path: str, info: os.stat_result) -> Path:
+        """Where a file's entry is kept: one place per file, rewritten as the file changes."""
+        name = f"{path}\0{info.st_dev}\0{info.st_ino}".encode("utf-8", "surrogateescape")
+        return self.files / blake2b(name, digest_size=16).hexdigest()
+
+    # merged sets of files
+
+    def get_set(self, current: dict[str, os.stat_result]) -> StoredSet | None:
+        """The largest stored set whose members are all among `current` and unchanged (the next largest when one
+        cannot be read)."""
+        fitting: list[tuple[int, str, list[Stamp]]] = []
+        checked: dict[tuple[str, Identity, bytes | None], bool] = {}  # each file hashed once, however many sets list it
+        for _, _, members_path in self._sets_by_use():
+            members, unchanged = _members(members_path, current, checked)
+            self.listed.update((stamp.path, stamp.identity) for stamp in unchanged)
+            if members is not None:
+                fitting.append((len(members), members_path.stem, members))
+        for _, name, members in sorted(fitting, key=lambda fit: -fit[0]):
+            stored = self._load(name, members)
+            if stored is not None:
+                return stored
+        return None
+
+    def _load(self, name: str, stamps: list[Stamp]) -> StoredSet | None:
+        """A stored set's state: the whole set it adds to, then what each set above adds, in the order written."""
+        chain: list[str] = []
+        parts: list[memoryview] = []
+        below: str | None = name
+        stored_bytes = 0
+        while below is not None:
+            if len(chain) > MAX_CHAIN:
+                return None
+            data = _read(self.sets / f"{below}.state")
+            split = _split_state(below, data) if isinstance(data, bytes) else None
+            if split is None:
+                return None
+            chain.append(below)
+            below, body = split
+            parts.append(body)
+            stored_bytes += len(data)
+        try:
+            state = BankState.from_bytes(parts[-1])
+            for part in reversed(parts[:-1]):
+                state.absorb(BankState.from_bytes(part))
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError):
+            return None
+        for link in reversed(chain):  # the set read last: the most recently used (trim keeps what it adds to)
+            _touch(self.sets / f"{link}.state", self.sets / f"{link}.members")
+        return StoredSet(state, stamps, chain, stored_bytes)
+
+    def put_set(
+        self, stamps: Iterable[Stamp], state: BankState, adds_to: StoredSet | None = None, added: BankState | None = None
+    ) -> int:
+        """Store the merged `state` of the files `stamps` name: as what `added` adds to the stored set `adds_to` when
+        both are given, that set has fewer than MAX_CHAIN sets below it, what is added is small beside it (see
+        DELTA_SHARE) and the chain takes at most half the cache's bound (trim would break it up), else whole. The
+        bytes written (0: not stored)."""
+        if not state.cacheable:
+            return 0
+        wire = sorted((stamp.to_wire() for stamp in stamps), key=lambda item: item[0])
+        try:
+            name = _set_name(wire)
+            body, head = None, _WHOLE
+            if adds_to is not None and added is not None and len(adds_to.chain) <= MAX_CHAIN and name != adds_to.name:
+                body = added.to_bytes()
+                chain_bytes = adds_to.stored_bytes + len(body)
+                if len(body) * DELTA_SHARE <= adds_to.stored_bytes and chain_bytes <= self.limit_bytes // 2:
+                    head = adds_to.name.encode("ascii")
+                else:
+                    body = None
+            if body is None:
+                body = state.to_bytes()
+        except _UNWRITABLE:
+            return 0
+        written = _write(self.sets / f"{name}.state", lambda: _joined_state(name, head, body))
+        return written and written + _write(self.sets / f"{name}.members", lambda: [_ENTRY_VERSION, wire])
+
+    def _sets_by_use(self) -> list[tuple[int, int, Path]]:
+        """Each stored set's last use (its members' mtime), the size of its member list and its members path: the
+        latest used first, and of sets used in the same tick of the clock the largest first (the top of a chain)."""
+        try:
+            found = [
+                (info.st_mtime_ns, info.st_size, Path(entry.path))
+                for entry in os.scandir(self.sets)
+                if entry.name.endswith(".members") and (info := entry.stat())
+            ]
+        except OSError:
+            return []
+        return sorted(found, key=lambda item: (item[0], item[1]), reverse=True)
+
+    def _below(self, name: str) -> list[str]:
+        """The names of the stored sets that the set `name` adds to, nearest first (as far as they can be read)."""
+        below: list[str] = []
+        while len(below) <= MAX_CHAIN:
+            head = _first_line(self.sets / f"{name}.state").partition(b" ")[0]
+            if not _SET_NAME.fullmatch(head):
+                break
+            name = head.decode("ascii")
+            below.append(name)
+        return below
+
+    # the bound
+
+    def trim(self) -> None:
+        """Keep the MAX_SETS sets last used (with the sets they add to) and the whole cache under its limit, least
+        recently used first out; remove what other code wrote (another aoe-runner sharing this home loses its
+        entries too, and reads cost it a miss)."""
+        with contextlib.suppress(OSError):
+            for other in os.scandir(self.base):
+                if other.name != self.root.name and _CODE_NAME.fullmatch(other.name) and other.is_dir(follow_symlinks=False):
+                    shutil.rmtree(other.path, ignore_errors=True)
+        by_use = self._sets_by_use()
+        kept: dict[str, tuple[int, int]] = {}  # set name: last use (its own, or a later one of a set adding to it), level
+        for used, _, members_path in by_use[:MAX_SETS]:
+            chain = [members_path.stem, *self._below(members_path.stem)]
+            for level, name in enumerate(chain):
+                kept[name] = max(kept.get(name, (0, 0)), (used, len(chain) - level))
+        for _, _, members_path in by_use:
+            if members_path.stem not in kept:
+                _remove(members_path, members_path.with_suffix(".state"))
+        abandoned_before = time.time_ns() - ABANDONED_AFTER_S * 10**9
+        units: dict[str, tuple[int, int, int, list[Path]]] = {}  # an entry, or a set's two files: removed together
+        for directory in (self.files, self.sets):
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(directory):
+                    with contextlib.suppress(OSError):
+                        info = entry.stat()
+                        path = Path(entry.path)
+                        if entry.name.startswith(_WRITING) or directory == self.sets and entry.name.partition(".")[0] not in kept:
+                            if info.st_mtime_ns < abandoned_before:  # left by a killed writer, or half a set
+                                _remove(path)
+                                continue
+                        name = entry.name.partition(".")[0] if directory == self.sets else entry.path
+                        used, level = kept.get(name, (info.st_mtime_ns, 0))
+                        _, _, size, paths = units.get(name, (0, 0, 0, []))
+                        units[name] = (max(used, info.st_mtime_ns), level, size + info.st_size, [*paths, path])
+        total = sum(size for _, _, size, _ in units.values())
+        for _, _, size, paths in sorted(units.values(), key=lambda unit: (unit[0], -unit[1])):  # a chain's top first
+            if total <= self.limit_bytes:
+                break
+            _remove(*paths)
+            total -= size
+
+
+def _members(
+    members_path: Path, current: dict[str, os.stat_result], checked: dict[tuple[str, Identity, bytes | None], bool]
+) -> tuple[list[Stamp] | None, list[Stamp]]:
+    """A stored set's members when every one is among `current` and unchanged (else None), and those unchanged;
+    `checked` keeps each file's answer for the other sets."""
+    entry = _read(members_path)
+    try:
+        version, wire = entry
+        if version != _ENTRY_VERSION or type(wire) is not list:
+            return None, []  # written by other code
+        stamps = [Stamp.from_wire(item) for item in wire]
+        if _set_name(wire) != members_path.stem:
+            return None, []  # not the list this set's name was made from
+    except (ValueError, TypeError, *_UNWRITABLE):
+        return None, []
+    unchanged = []
+    for stamp in stamps:
+        key = (stamp.path, stamp.identity, stamp.digest)
+        holds = checked.get(key)
+        if holds is None:
+            info = current.get(stamp.path)
+            holds = checked[key] = info is not None and stamp.holds(stamp.path, info)
+        if holds:
+            unchanged.append(stamp)
+    return (stamps if len(unchanged) == len(stamps) else None), unchanged
+
+
+def _set_name(wire: list[Any]) -> str:
+    """A set's name: a hash of its members' stamps as written (Stamp.to_wire), and of each member's mtime as local
+    time."""
+    moments = [_local_mtime(mtime_ns) for _, (_, _, _, mtime_ns, _), _ in wire]
+    return blake2b(_ENCODER.encode([moments, wire]), digest_size=16).hexdigest()
+
+
+def _local_mtime(mtime_ns: int) -> str:
+    """A file's mtime as the local time that stands for a missing timestamp in its reports: the moment parsing
+    takes from os.stat's float mtime, rebuilt as os.stat builds it, so that what was cached in one time zone (or
+    under other rules of the same zone) is never served in another."""
+    seconds, nanoseconds = divmod(mtime_ns, 1_000_000_000)
+    moment = moment_of_mtime(seconds + nanoseconds * 1e-9)
+    return "-" if moment is None else moment.isoformat()
+
+
+def _private_directory(path: Path) -> Path | None:
+    """`path` (made if missing) resolved, when it is a directory of this user's that no one else can write to, on a
+    path that no one else can change: each directory above it is root's or this user's, and writable by no one
+    else unless sticky (as /tmp is). Else None: another user who could rename a directory above it could swap in
+    a cache of theirs after this check."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        real = Path(os.path.realpath(path))
+        info = real.lstat()
+        if not (stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022):
+            return None
+        for above in real.parents:
+            mode, owner = (above_info := above.lstat()).st_mode, above_info.st_uid
+            if not stat.S_ISDIR(mode) or owner not in (0, os.geteuid()) or (mode & 0o022 and not mode & stat.S_ISVTX):
+                return None
+    except OSError:
+        return None
+    return real
+
+
+def _bytes_of(path: Path, size: int = -1) -> bytes | None:
+    """A regular file's bytes (its first `size` when given), or None: a FIFO is never read."""
+    try:
+        return read_with_status(os.fspath(path), size)[0]
+    except InputError:
+        return None
+
+
+def _read(path: Path) -> Any:
+    """An entry's content (a set's state as bytes), or None."""
+    data = _bytes_of(path)
+    if data is None or path.suffix == ".state":
+        return data
+    return _decoded(data)
+
+
+def _decoded(data: bytes) -> Any:
+    try:
+        return _DECODER.decode(data)
+    except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError for a damaged string
+        return None
+
+
+def _checked(entry: list[Any]) -> bytes:
+    """A file's entry as written: a line of its checksum, then the entry (a damaged one is a miss, never served)."""
+    body = _ENCODER.encode(entry)
+    return b"%08x\n" % zlib.crc32(body) + body
+
+
+def _read_checked(path: Path) -> Any:
+    """What _checked wrote at `path`, or None when it is missing, damaged or not an entry."""
+    head, _, body = (_bytes_of(path) or b"").partition(b"\n")
+    if not _CHECKSUM.fullmatch(head) or int(head, 16) != zlib.crc32(body):
+        return None
+    return _decoded(body)
+
+
+def _first_line(path: Path) -> bytes:
+    """The first line of a regular file, at most 80 bytes (empty when there is none: a FIFO is never read)."""
+    return (_bytes_of(path, 80) or b"").partition(b"\n")[0]
+
+
+def _joined_state(name: str, head: bytes, body: bytes) -> bytes:
+    """A set's state file: a line of the set it adds to (or _WHOLE) and a checksum, then its BankState bytes."""
+    return b"".join((head, b" %08x\n" % _state_checksum(name, head, body), body))
+
+
+def _state_checksum(name: str, head: bytes, body: bytes | memoryview) -> int:
+    """A set's name, the head of its state file and its state body, checksummed together (a misplaced file fails)."""
+    return zlib.crc32(body, zlib.crc32(head, zlib.crc32(name.encode("ascii"))))
+
+
+def _split_state(name: str, data: bytes) -> tuple[str | None, memoryview] | None:
+    """The set that the state file of set `name` adds to (None: none) and its BankState bytes (not copied); None
+    when the file is not whole, or not this set's."""
+    end = data.find(b"\n", 0, 80)
+    head, _, written = data[: max(end, 0)].partition(b" ")
+    if end < 0 or not (head == _WHOLE or _SET_NAME.fullmatch(head)) or not _CHECKSUM.fullmatch(written):
+        return None
+    body = memoryview(data)[end + 1 :]
+    if _state_checksum(name, head, body) != int(written, 16):
+        return None
+    return (None if head == _WHOLE else head.decode("ascii")), body
+
+
+def _write(path: Path, make_entry: Callable[[], Any]) -> int:
+    """Write an entry (made only now: it may hold what msgpack cannot write, such as a lone surrogate); 0 if not."""
+    try:
+        entry = make_entry()
+        data = entry if isinstance(entry, bytes) else _ENCODER.encode(entry)
+    except _UNWRITABLE:
+        return 0
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=_WRITING)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError:
+        return 0
+    return len(data)
+
+
+def _touch(*paths: Path) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.utime(path)
+
+
+def _remove(*paths: Path) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            path.unlink()
