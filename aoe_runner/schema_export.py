@@ -17,7 +17,7 @@ from aoe_runner.report.diff import BankDiff
 from aoe_runner.report.models import BankSummary
 from aoe_runner.results.model import ResultFile
 from aoe_runner.runs.manifest import RunManifest
-from aoe_runner.verify.session import VerifyReport
+from aoe_runner.verify.report import VerifyReport
 
 SCHEMA_DIRECTORY = Path(__file__).resolve().parent.parent / "schemas"
 GENERATED: dict[str, type] = {

@@ -27,8 +27,8 @@ from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.common import collector
 from aoe_runner.common.exiting import leave
+from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, UsageError
-from aoe_runner.render.words import count
 from aoe_runner.report.rules import DEFAULT_THRESHOLD_PCT
 
 if TYPE_CHECKING:

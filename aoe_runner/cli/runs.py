@@ -29,8 +29,8 @@ from aoe_runner.cli.options import (
 )
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
+from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, UsageError
-from aoe_runner.render.words import count
 
 if TYPE_CHECKING:
     from aoe_runner.runs.history import RunRow, RunStore

@@ -10,8 +10,8 @@ import typer
 from aoe_runner.cli.options import THIS_PYTHON, Python, ScriptArguments, split_names, whole_number
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.common.exiting import leave
+from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, UsageError
-from aoe_runner.render.words import count
 
 if TYPE_CHECKING:
     from aoe_runner.render.tune_progress import TerminalReporter
@@ -75,22 +75,11 @@ def tune(
     if mode is None:
         raise UsageError("tune needs --mode op or --mode subgraph")
     request = TuneRequest(
-        script=script,
-        arguments=arguments or [],
-        mode=TuneMode.parse(mode),
-        bank=bank,
-        work_dir=work_dir,
-        te_parallel=_te_parallel(te_parallel),
-        repeat_tune=repeat_tune,
-        device=whole_number(device, "--device"),
-        python=python,
-        timeout_s=optional_duration(timeout, "--timeout"),
-        grace_s=parse_duration(grace, "--grace"),
-        model_memory=model_memory,
-        force=force,
-        rehash=rehash,
-        skip=split_names(skip),
-    )
+        script=script, arguments=arguments or [], mode=TuneMode.parse(mode), bank=bank, work_dir=work_dir,
+        te_parallel=_te_parallel(te_parallel), repeat_tune=repeat_tune, device=whole_number(device, "--device"),
+        python=python, timeout_s=optional_duration(timeout, "--timeout"), grace_s=parse_duration(grace, "--grace"),
+        model_memory=model_memory, force=force, rehash=rehash, skip=split_names(skip),
+    )  # fmt: skip
     store = open_store(warn=terminal.warning)
     return _dry_run(request, store) if dry_run else _run(request, store)
 

@@ -12,7 +12,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from aoe_runner.common.locks import LOCK_DIR_ENV, LockBusy, LockHolder, LockUnusable, SharedLock, lock_dir
+from aoe_runner.common.lock_directory import LOCK_DIR_ENV, LockUnusable, lock_dir
+from aoe_runner.common.locks import LockBusy, LockHolder, SharedLock
 
 __all__ = [
     "LOCK_DIR_ENV",

@@ -31,13 +31,11 @@ import errno
 import fcntl
 import json
 import os
-import pwd
 import random
 import re
 import socket
 import stat
 import struct
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -45,10 +43,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar
 
+from aoe_runner.common.lock_directory import LockUnusable, lock_dir, trusted_directory, user_name
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
-from aoe_runner.errors import AoeRunnerError, ExitCode, InputError
+from aoe_runner.common.regular_files import mode_kind
+from aoe_runner.errors import AoeRunnerError, ExitCode
 
-LOCK_DIR_ENV = "AOE_RUNNER_LOCK_DIR"
 _OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _FLOCK = "hhqqi4x"  # struct flock on 64-bit Linux: type, whence, start, len, pid
 _READ, _WRITE = fcntl.F_RDLCK, fcntl.F_WRLCK
@@ -115,21 +114,6 @@ class LockBusy(AoeRunnerError):
         self.holder = holder
 
 
-class LockUnusable(InputError):
-    """The lock directory or a lock file cannot be trusted; nothing was locked."""
-
-
-def lock_dir() -> Path:
-    return Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "aoe-runner-locks")
-
-
-def user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
 class SharedLock:
     """One named lock for all users: `with SomeLock(...).acquire(holder): ...`; subclasses name what is busy."""
 
@@ -152,7 +136,7 @@ class SharedLock:
 
         shared: held beside other shared holders (tuning runs into one bank), never beside an exclusive one (a restore).
         """
-        directory = _trusted_directory(self.directory, create=True)
+        directory = trusted_directory(self.directory, create=True)
         try:
             for _ in range(_ATTEMPTS):
                 fd, other = self._attempt(directory, _READ if shared else _WRITE)
@@ -174,7 +158,7 @@ class SharedLock:
         """
         if not os.path.lexists(self.directory):
             return None
-        directory = _trusted_directory(self.directory, create=False)
+        directory = trusted_directory(self.directory, create=False)
         try:
             self._check_own_place(directory)
             held, holder = self._held_by_others(directory, _READ if shared else _WRITE, including_mine=True)
@@ -296,80 +280,9 @@ class SharedLock:
             return LockUnusable(where, f"cannot open the lock file: {error.strerror if error else 'it vanished'}")
         owner = user_name(info.st_uid)
         who = "remove it" if info.st_uid == os.geteuid() else f"only {owner} or root can remove it"
-        return LockUnusable(where, f"{_kind(info.st_mode)} owned by {owner}, not an aoe-runner lock; refusing to use it ({who})")
-
-
-def _trusted_directory(directory: Path, create: bool) -> int:
-    """An fd of the lock directory, after checking that no other user can remove or replace what is in it."""
-    path = Path(os.path.abspath(directory))
-    if create:
-        _create_shared(path)
-    for step in [*reversed(path.parents), path]:
-        _check_trusted(step)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as error:
-        raise LockUnusable(str(path), f"cannot open the lock directory: {error.strerror}") from None
-    try:
-        _check_mode(path, os.fstat(fd))  # the directory itself, wherever a trusted symlink led
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _create_shared(path: Path) -> None:
-    """Create the lock directory sticky and world-writable, like /tmp; leave an existing one as it is."""
-    try:
-        path.mkdir(mode=0o1777, parents=True)
-    except FileExistsError:
-        return
-    except OSError as error:
-        raise LockUnusable(str(path), f"cannot create the lock directory: {error.strerror}") from None
-    os.chmod(path, 0o1777)  # mkdir's mode passes through the umask
-
-
-def _check_trusted(step: Path) -> None:
-    try:
-        info = os.lstat(step)
-    except OSError as error:
-        raise LockUnusable(str(step), f"cannot check the lock directory: {error.strerror}") from None
-    if stat.S_ISLNK(info.st_mode):
-        _check_owner(step, info)
-    else:
-        _check_mode(step, info)
-
-
-def _check_mode(step: Path, info: os.stat_result) -> None:
-    if not stat.S_ISDIR(info.st_mode):
-        raise LockUnusable(str(step), f"{_kind(info.st_mode)} where the lock directory should be; set {LOCK_DIR_ENV}")
-    _check_owner(step, info)
-    if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
-        raise LockUnusable(
-            str(step), f"writable by other users but not sticky, so anyone could replace a lock; run 'chmod +t {step}'"
+        return LockUnusable(
+            where, f"{mode_kind(info.st_mode)} owned by {owner}, not an aoe-runner lock; refusing to use it ({who})"
         )
-
-
-def _check_owner(step: Path, info: os.stat_result) -> None:
-    if info.st_uid not in (0, os.geteuid()):
-        raise LockUnusable(
-            str(step),
-            f"owned by {user_name(info.st_uid)}, who could remove other users' locks; "
-            f"ask root to run 'install -d -m 1777 -o root {step}', or set {LOCK_DIR_ENV}",
-        )
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISREG, "a file"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISLNK, "a symlink"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "a device file"
 
 
 def _try_lock(fd: int, kind: int) -> bool:

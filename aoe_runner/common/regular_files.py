@@ -43,3 +43,17 @@ def path_kind(path: str | Path) -> str | None:
     except OSError:
         return "unknown"
     return "directory" if stat.S_ISDIR(mode) else "regular" if stat.S_ISREG(mode) else "other"
+
+
+def mode_kind(mode: int) -> str:
+    """What a file mode names, in words for a message: "a file", "a directory", "a symlink", "a FIFO", ..."""
+    for test, name in (
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISLNK, "a symlink"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a device file"

@@ -22,7 +22,7 @@ import psutil
 
 from aoe_runner.common.devlock import LockHolder, current_holder
 from aoe_runner.common.home import HOME_VARIABLE, runner_home
-from aoe_runner.common.locks import LockUnusable
+from aoe_runner.common.lock_directory import LockUnusable
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.common.proc import run_bounded
 from aoe_runner.preflight.cann import AoeIni, CannEnvironment, cann_environment, find_aoe_ini

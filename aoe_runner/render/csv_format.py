@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from aoe_runner.results.validation import FileCheck
     from aoe_runner.runs.index import RunRow
     from aoe_runner.store.best import Best
-    from aoe_runner.verify.session import VerifyReport
+    from aoe_runner.verify.report import VerifyReport
 
 ENTRY_COLUMNS = ("kind", "name", "op_types", "tuning_mode", "unit")
 SUMMARY_COLUMNS = (

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.savings import HistoryRun
     from aoe_runner.store.best import Best
-    from aoe_runner.verify.session import VerifyReport
+    from aoe_runner.verify.report import VerifyReport
 
     Output = str | bytes | Pieces
 

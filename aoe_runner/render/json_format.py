@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from aoe_runner.runs.index import RunRow
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.store.best import Best
-    from aoe_runner.verify.session import VerifyReport
+    from aoe_runner.verify.report import VerifyReport
 
 _EXPONENT_FROM = 1e16  # orjson and pydantic both write floats from here on with an exponent, orjson without its +
 _ENTRY_FLOATS = ("before_us", "after_us", "before_ms", "after_ms", "speedup", "time_saved_us", "time_saved_ms")

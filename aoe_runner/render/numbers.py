@@ -52,12 +52,3 @@ def quantity(value: float | None, places: int, unit: str) -> str:
 
 
 LONGEST_FIGURE = 1e15  # page.js writes numbers from here on with an exponent too
-GIB = 2**30
-
-
-def size_text(n: float) -> str:
-    """Bytes in the largest binary unit that keeps the figure at least 1 (GiB for anything from 1 GiB up)."""
-    for unit, factor in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= factor:
-            return f"{n / factor:.1f} {unit}"
-    return f"{n:.0f} bytes"

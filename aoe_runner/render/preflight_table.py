@@ -5,10 +5,10 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from aoe_runner.common.safe_text import markdown, visible
+from aoe_runner.common.words import count
 from aoe_runner.preflight.checks import CheckResult, Status
 from aoe_runner.preflight.report import PreflightReport
 from aoe_runner.render.width import table, wrap_line
-from aoe_runner.render.words import count
 
 _LABELS = {Status.PASS: "ok", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "skip"}
 _ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.SKIP: 2, Status.PASS: 3}

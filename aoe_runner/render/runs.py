@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.common.safe_text import visible
-from aoe_runner.render.numbers import size_text
+from aoe_runner.common.words import size_text
 from aoe_runner.render.width import fit
 
 if TYPE_CHECKING:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from aoe_runner.common.words import count
 from aoe_runner.render.formats import DiffView, Formatter, SummaryView
 from aoe_runner.render.text_blocks import TextBlocks, flags, limited, num, speedup
-from aoe_runner.render.words import count
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from aoe_runner.runs.index import RunRow
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.store.best import Best
-    from aoe_runner.verify.session import VerifyReport
+    from aoe_runner.verify.report import VerifyReport
 
 DEFAULT_ROWS = 20
 

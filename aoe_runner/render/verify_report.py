@@ -16,7 +16,7 @@ from aoe_runner.common.safe_text import csv_cell, visible
 from aoe_runner.common.safe_text import markdown as markdown_text
 from aoe_runner.verify.evidence import Evidence
 from aoe_runner.verify.gates import GateResult
-from aoe_runner.verify.session import VerifyReport
+from aoe_runner.verify.report import VerifyReport
 from aoe_runner.verify.stats import ArmSummary, Change, Comparison
 from aoe_runner.verify.steps import BUILT_IN
 

@@ -42,44 +42,41 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 import time
-import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from aoe_runner.common.regular_files import read_with_status
-from aoe_runner.errors import InputError
+from aoe_runner.report.cache_entries import (
+    ENCODER,
+    SET_NAME,
+    UNWRITABLE,
+    WHOLE,
+    WRITING,
+    checked,
+    first_line,
+    joined_state,
+    read_checked,
+    read_entry,
+    remove,
+    split_state,
+    touch,
+    write_entry,
+)
 from aoe_runner.report.merge import BankState
+from aoe_runner.report.stamps import Identity, Stamp, blake2b
 from aoe_runner.results.parsed import ParsedFile
 from aoe_runner.results.report_facts import moment_of_mtime
-
-try:  # hashlib's blake2b itself, without hashlib loading OpenSSL for it (about 5 ms of each report's start)
-    from _blake2 import blake2b
-except ImportError:  # a Python built without it
-    from hashlib import blake2b
 
 ENABLE_VARIABLE = "AOE_RUNNER_CACHE"
 SIZE_VARIABLE = "AOE_RUNNER_CACHE_MB"
 DEFAULT_LIMIT_MB = 512
 MAX_LIMIT_MB = 2.0**40  # a larger AOE_RUNNER_CACHE_MB is taken as this (an exbibyte)
-RACY_NS = 2_000_000_000  # a file whose mtime or ctime is this close to the moment it was read is checked by content
-HASHED_SIZE = 1 << 20  # files up to this size always keep a content hash: it costs nothing to check
 MAX_SETS = 4  # merged sets kept (with the sets they add to); the oldest go first
 MAX_CHAIN = 4  # a set adds to at most this many stored sets below it; one that would add to more is stored whole
 DELTA_SHARE = 4  # a set is stored as what it adds only when that is at most 1/DELTA_SHARE of the sets below it
 _ENTRY_VERSION = 5
-_WHOLE = b"-"  # the first line of a set's state that adds to no other set
-_ENCODER = msgspec.msgpack.Encoder()
-_DECODER = msgspec.msgpack.Decoder()
-_UNWRITABLE = (UnicodeEncodeError, TypeError, OverflowError, ValueError)
-_WRITING = ".write-"  # an entry being written, renamed into place when whole
 ABANDONED_AFTER_S = 600  # an entry still being written after this long was left by a killed process
-
-Identity = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
 
 
 def code_identity() -> str:
@@ -89,7 +86,7 @@ def code_identity() -> str:
 
     package = Path(__file__).resolve().parent.parent
     digest = blake2b(f"{_ENTRY_VERSION} {__version__}".encode(), digest_size=8)  # also where sources are not shipped
-    merging = [package / "report" / name for name in ("merge.py", "entries.py", "rules.py")]
+    merging = [package / "report" / name for name in ("merge.py", "entries.py", "rules.py", "cache_entries.py", "stamps.py")]
     for path in sorted([*merging, *(package / "results").glob("*.py")]):
         digest.update(path.name.encode())
         try:
@@ -100,68 +97,6 @@ def code_identity() -> str:
 
 
 _CODE_NAME = re.compile(r"[0-9a-f]{16}")
-_SET_NAME = re.compile(rb"[0-9a-f]{32}")
-_CHECKSUM = re.compile(rb"[0-9a-f]{8}")  # a CRC32 as _checked and _joined_state write it
-
-
-def identity(info: os.stat_result) -> Identity:
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def content_hash(data: bytes) -> bytes:
-    return blake2b(data, digest_size=16).digest()
-
-
-class Stamp:
-    """What a cache entry records of its file: identity, and a content hash when identity alone cannot be trusted."""
-
-    __slots__ = ("path", "identity", "digest")
-
-    def __init__(self, path: str, identity: Identity, digest: bytes | None) -> None:
-        self.path, self.identity, self.digest = path, identity, digest
-
-    @classmethod
-    def of_read(cls, path: str, info: os.stat_result, data: bytes) -> Stamp:
-        """The stamp of bytes just read from `path` (its status `info` taken as it was opened)."""
-        racy = time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS
-        digest = content_hash(data) if racy or info.st_size <= HASHED_SIZE else None
-        return cls(path, identity(info), digest)
-
-    def to_wire(self) -> list[Any]:
-        return [self.path, list(self.identity), self.digest]
-
-    @classmethod
-    def from_wire(cls, wire: list[Any]) -> Stamp:
-        """Raises ValueError for anything but what to_wire writes."""
-        try:
-            path, ident, digest = wire
-        except (TypeError, ValueError):
-            raise ValueError("not a stamp") from None
-        if (
-            type(path) is not str
-            or type(ident) is not list
-            or len(ident) != 5
-            or any(type(number) is not int for number in ident)
-            or not (digest is None or type(digest) is bytes)
-        ):
-            raise ValueError("not a stamp")
-        return cls(path, tuple(ident), digest)
-
-    def holds(self, path: str, info: os.stat_result) -> bool:
-        """Does the file at `path`, now with status `info`, still hold what was read?"""
-        if path != self.path or identity(info) != self.identity:
-            return False
-        return self.digest is None or _hash_of_file(path, self.identity) == self.digest
-
-
-def _hash_of_file(path: str, expected: Identity) -> bytes | None:
-    """The content hash of the file at `path` while it is still the regular file `expected` (None if not: a FIFO
-    or device put in its place since its status was taken is never read)."""
-    try:
-        data, info = read_with_status(path)
-    except InputError:
-        return None
-    return content_hash(data) if identity(info) == expected else None
 
 
 class StoredSet:
@@ -211,7 +146,7 @@ class ReportCache:
     def get_file(self, path: str, info: os.stat_result) -> tuple[ParsedFile, Stamp] | None:
         """The parsed file and its stamp, while the file at `path` (status `info`) still holds what was parsed."""
         entry_path = self._file_entry(path, info)
-        entry = _read_checked(entry_path)
+        entry = read_checked(entry_path)
         if entry is None:
             return None
         try:
@@ -222,7 +157,7 @@ class ReportCache:
             parsed = ParsedFile.from_bytes(body)
         except (ValueError, TypeError, RecursionError):
             return None
-        _touch(entry_path)
+        touch(entry_path)
         return parsed, stamp
 
     def put_file(self, stamp: Stamp, info: os.stat_result, parsed: ParsedFile) -> int:
@@ -231,8 +166,8 @@ class ReportCache:
         if not parsed.cacheable or not (self.every_file or (stamp.path, stamp.identity) in self.listed):
             return 0
         moment = _local_mtime(info.st_mtime_ns)
-        entry = lambda: _checked([_ENTRY_VERSION, stamp.to_wire(), moment, parsed.to_bytes()])  # noqa: E731
-        return _write(self._file_entry(stamp.path, info), entry)
+        entry = lambda: checked([_ENTRY_VERSION, stamp.to_wire(), moment, parsed.to_bytes()])  # noqa: E731
+        return write_entry(self._file_entry(stamp.path, info), entry)
 
     def _file_entry(self, path: str, info: os.stat_result) -> Path:
         """Where a file's entry is kept: one place per file, rewritten as the file changes."""
@@ -266,8 +201,8 @@ class ReportCache:
         while below is not None:
             if len(chain) > MAX_CHAIN:
                 return None
-            data = _read(self.sets / f"{below}.state")
-            split = _split_state(below, data) if isinstance(data, bytes) else None
+            data = read_entry(self.sets / f"{below}.state")
+            split = split_state(below, data) if isinstance(data, bytes) else None
             if split is None:
                 return None
             chain.append(below)
@@ -281,7 +216,7 @@ class ReportCache:
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError):
             return None
         for link in reversed(chain):  # the set read last: the most recently used (trim keeps what it adds to)
-            _touch(self.sets / f"{link}.state", self.sets / f"{link}.members")
+            touch(self.sets / f"{link}.state", self.sets / f"{link}.members")
         return StoredSet(state, stamps, chain, stored_bytes)
 
     def put_set(
@@ -296,7 +231,7 @@ class ReportCache:
         wire = sorted((stamp.to_wire() for stamp in stamps), key=lambda item: item[0])
         try:
             name = _set_name(wire)
-            body, head = None, _WHOLE
+            body, head = None, WHOLE
             if adds_to is not None and added is not None and len(adds_to.chain) <= MAX_CHAIN and name != adds_to.name:
                 body = added.to_bytes()
                 chain_bytes = adds_to.stored_bytes + len(body)
@@ -306,10 +241,10 @@ class ReportCache:
                     body = None
             if body is None:
                 body = state.to_bytes()
-        except _UNWRITABLE:
+        except UNWRITABLE:
             return 0
-        written = _write(self.sets / f"{name}.state", lambda: _joined_state(name, head, body))
-        return written and written + _write(self.sets / f"{name}.members", lambda: [_ENTRY_VERSION, wire])
+        written = write_entry(self.sets / f"{name}.state", lambda: joined_state(name, head, body))
+        return written and written + write_entry(self.sets / f"{name}.members", lambda: [_ENTRY_VERSION, wire])
 
     def _sets_by_use(self) -> list[tuple[int, int, Path]]:
         """Each stored set's last use (its members' mtime), the size of its member list and its members path: the
@@ -328,8 +263,8 @@ class ReportCache:
         """The names of the stored sets that the set `name` adds to, nearest first (as far as they can be read)."""
         below: list[str] = []
         while len(below) <= MAX_CHAIN:
-            head = _first_line(self.sets / f"{name}.state").partition(b" ")[0]
-            if not _SET_NAME.fullmatch(head):
+            head = first_line(self.sets / f"{name}.state").partition(b" ")[0]
+            if not SET_NAME.fullmatch(head):
                 break
             name = head.decode("ascii")
             below.append(name)
@@ -353,7 +288,7 @@ class ReportCache:
                 kept[name] = max(kept.get(name, (0, 0)), (used, len(chain) - level))
         for _, _, members_path in by_use:
             if members_path.stem not in kept:
-                _remove(members_path, members_path.with_suffix(".state"))
+                remove(members_path, members_path.with_suffix(".state"))
         abandoned_before = time.time_ns() - ABANDONED_AFTER_S * 10**9
         units: dict[str, tuple[int, int, int, list[Path]]] = {}  # an entry, or a set's two files: removed together
         for directory in (self.files, self.sets):
@@ -362,9 +297,9 @@ class ReportCache:
                     with contextlib.suppress(OSError):
                         info = entry.stat()
                         path = Path(entry.path)
-                        if entry.name.startswith(_WRITING) or directory == self.sets and entry.name.partition(".")[0] not in kept:
+                        if entry.name.startswith(WRITING) or directory == self.sets and entry.name.partition(".")[0] not in kept:
                             if info.st_mtime_ns < abandoned_before:  # left by a killed writer, or half a set
-                                _remove(path)
+                                remove(path)
                                 continue
                         name = entry.name.partition(".")[0] if directory == self.sets else entry.path
                         used, level = kept.get(name, (info.st_mtime_ns, 0))
@@ -374,7 +309,7 @@ class ReportCache:
         for _, _, size, paths in sorted(units.values(), key=lambda unit: (unit[0], -unit[1])):  # a chain's top first
             if total <= self.limit_bytes:
                 break
-            _remove(*paths)
+            remove(*paths)
             total -= size
 
 
@@ -383,7 +318,7 @@ def _members(
 ) -> tuple[list[Stamp] | None, list[Stamp]]:
     """A stored set's members when every one is among `current` and unchanged (else None), and those unchanged;
     `checked` keeps each file's answer for the other sets."""
-    entry = _read(members_path)
+    entry = read_entry(members_path)
     try:
         version, wire = entry
         if version != _ENTRY_VERSION or type(wire) is not list:
@@ -391,7 +326,7 @@ def _members(
         stamps = [Stamp.from_wire(item) for item in wire]
         if _set_name(wire) != members_path.stem:
             return None, []  # not the list this set's name was made from
-    except (ValueError, TypeError, *_UNWRITABLE):
+    except (ValueError, TypeError, *UNWRITABLE):
         return None, []
     unchanged = []
     for stamp in stamps:
@@ -409,7 +344,7 @@ def _set_name(wire: list[Any]) -> str:
     """A set's name: a hash of its members' stamps as written (Stamp.to_wire), and of each member's mtime as local
     time."""
     moments = [_local_mtime(mtime_ns) for _, (_, _, _, mtime_ns, _), _ in wire]
-    return blake2b(_ENCODER.encode([moments, wire]), digest_size=16).hexdigest()
+    return blake2b(ENCODER.encode([moments, wire]), digest_size=16).hexdigest()
 
 
 def _local_mtime(mtime_ns: int) -> str:
@@ -439,103 +374,3 @@ def _private_directory(path: Path) -> Path | None:
     except OSError:
         return None
     return real
-
-
-def _bytes_of(path: Path, size: int = -1) -> bytes | None:
-    """A regular file's bytes (its first `size` when given), or None: a FIFO is never read."""
-    try:
-        return read_with_status(os.fspath(path), size)[0]
-    except InputError:
-        return None
-
-
-def _read(path: Path) -> Any:
-    """An entry's content (a set's state as bytes), or None."""
-    data = _bytes_of(path)
-    if data is None or path.suffix == ".state":
-        return data
-    return _decoded(data)
-
-
-def _decoded(data: bytes) -> Any:
-    try:
-        return _DECODER.decode(data)
-    except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError for a damaged string
-        return None
-
-
-def _checked(entry: list[Any]) -> bytes:
-    """A file's entry as written: a line of its checksum, then the entry (a damaged one is a miss, never served)."""
-    body = _ENCODER.encode(entry)
-    return b"%08x\n" % zlib.crc32(body) + body
-
-
-def _read_checked(path: Path) -> Any:
-    """What _checked wrote at `path`, or None when it is missing, damaged or not an entry."""
-    head, _, body = (_bytes_of(path) or b"").partition(b"\n")
-    if not _CHECKSUM.fullmatch(head) or int(head, 16) != zlib.crc32(body):
-        return None
-    return _decoded(body)
-
-
-def _first_line(path: Path) -> bytes:
-    """The first line of a regular file, at most 80 bytes (empty when there is none: a FIFO is never read)."""
-    return (_bytes_of(path, 80) or b"").partition(b"\n")[0]
-
-
-def _joined_state(name: str, head: bytes, body: bytes) -> bytes:
-    """A set's state file: a line of the set it adds to (or _WHOLE) and a checksum, then its BankState bytes."""
-    return b"".join((head, b" %08x\n" % _state_checksum(name, head, body), body))
-
-
-def _state_checksum(name: str, head: bytes, body: bytes | memoryview) -> int:
-    """A set's name, the head of its state file and its state body, checksummed together (a misplaced file fails)."""
-    return zlib.crc32(body, zlib.crc32(head, zlib.crc32(name.encode("ascii"))))
-
-
-def _split_state(name: str, data: bytes) -> tuple[str | None, memoryview] | None:
-    """The set that the state file of set `name` adds to (None: none) and its BankState bytes (not copied); None
-    when the file is not whole, or not this set's."""
-    end = data.find(b"\n", 0, 80)
-    head, _, written = data[: max(end, 0)].partition(b" ")
-    if end < 0 or not (head == _WHOLE or _SET_NAME.fullmatch(head)) or not _CHECKSUM.fullmatch(written):
-        return None
-    body = memoryview(data)[end + 1 :]
-    if _state_checksum(name, head, body) != int(written, 16):
-        return None
-    return (None if head == _WHOLE else head.decode("ascii")), body
-
-
-def _write(path: Path, make_entry: Callable[[], Any]) -> int:
-    """Write an entry (made only now: it may hold what msgpack cannot write, such as a lone surrogate); 0 if not."""
-    try:
-        entry = make_entry()
-        data = entry if isinstance(entry, bytes) else _ENCODER.encode(entry)
-    except _UNWRITABLE:
-        return 0
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=_WRITING)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-    except OSError:
-        return 0
-    return len(data)
-
-
-def _touch(*paths: Path) -> None:
-    for path in paths:
-        with contextlib.suppress(OSError):
-            os.utime(path)
-
-
-def _remove(*paths: Path) -> None:
-    for path in paths:
-        with contextlib.suppress(OSError):
-            path.unlink()

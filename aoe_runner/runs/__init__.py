@@ -1,1 +1,1 @@
-"""The run history: manifests, the SQLite index, bank snapshots."""
+"""The local run history: manifests, the SQLite index, bank snapshots and restores, pruning."""

@@ -17,6 +17,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from aoe_runner.common.regular_files import mode_kind
 from aoe_runner.errors import InputError
 from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.manifest import BankChanges, BankFile, BankInventory
@@ -130,7 +131,7 @@ def _inventory_entry(
         encoded = os.fsencode(target)
         return BankFile(path=relative, size=len(encoded), sha256=hashlib.sha256(encoded).hexdigest(), link=target)
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(str(where), f"{_kind(info.st_mode)} in a bank, which holds only files, directories and symlinks")
+        raise InputError(str(where), f"{mode_kind(info.st_mode)} in a bank, which holds only files, directories and symlinks")
     try:
         source = os.open(name, READ_FLAGS, dir_fd=parent)
     except FileNotFoundError:
@@ -207,7 +208,7 @@ def write_side(operation: Callable[..., object], where: Path | None, what: str, 
 def regular_stat(fd: int, where: Path) -> os.stat_result:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(str(where), f"became {_kind(info.st_mode)} while it was read")
+        raise InputError(str(where), f"became {mode_kind(info.st_mode)} while it was read")
     return info
 
 
@@ -233,7 +234,7 @@ def open_path(root: int, where: Path, relative: str, create: bool = False) -> in
 
 def _not_a_directory(parent: int, name: str, where: Path, error: OSError) -> InputError:
     try:
-        kind = _kind(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+        kind = mode_kind(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
     except OSError:
         kind = "a directory"  # gone, or not even that can be seen: say what failed
     if kind == "a directory":
@@ -246,10 +247,3 @@ def _ignore_existing(operation: Callable[..., object], *arguments: object, **key
         operation(*arguments, **keywords)
     except FileExistsError:
         pass
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO")):
-        if test(mode):
-            return name
-    return "a file" if stat.S_ISREG(mode) else "a special file"

@@ -14,7 +14,6 @@ the run still gets the outcome; failing that, a smaller manifest; failing that, 
 from __future__ import annotations
 
 import builtins
-import errno
 import fcntl
 import os
 import secrets
@@ -22,16 +21,26 @@ import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.common.files import atomic_write_text
-from aoe_runner.common.jsontext import dump_json, first_problem, load_json
+from aoe_runner.common.jsontext import dump_json, load_json
 from aoe_runner.errors import InputError
 from aoe_runner.runs.index import Index, RunFilter, RunIndex, RunRow, row_of
+from aoe_runner.runs.record_files import (
+    NO_ROOM,
+    REMOVAL_JOURNAL,
+    RESERVE_NAME,
+    compact,
+    manifest_bytes,
+    manifest_problem,
+    no_removal_under_way,
+    reason_of,
+    reserve_room,
+)
 from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
 
 if TYPE_CHECKING:
@@ -42,9 +51,6 @@ __all__ = ["RunFilter", "RunRow", "RunStore"]
 
 SUPERVISOR_LOCK = "supervisor.lock"
 LEGACY_SNAPSHOT = "bank-before"  # a whole copy of the bank in each run record, before the blob store
-RESERVE_NAME = ".reserve"
-RESERVE_BYTES = (256 << 10, 64 << 20)  # the room kept for the end of a run: at least, at most
-_NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
 TUNING = "tune"
 
 
@@ -127,7 +133,7 @@ class RunStore:
         text = dump_json(manifest)
         try:
             atomic_write_text(self.run_dir(manifest.id) / MANIFEST_NAME, text)
-            _reserve(self.run_dir(manifest.id) / RESERVE_NAME, 2 * len(text))
+            reserve_room(self.run_dir(manifest.id) / RESERVE_NAME, 2 * len(text))
             self.index.upsert(manifest)
         except (OSError, sqlite3.Error) as error:
             shutil.rmtree(self.run_dir(manifest.id), ignore_errors=True)
@@ -137,7 +143,7 @@ class RunStore:
         """Record a run's end whatever the disk says; returns what could not be recorded, as warnings."""
         problems: list[str] = []
         path = self.run_dir(manifest.id) / MANIFEST_NAME
-        written = self._write_end(path, manifest) or self._write_end(path, _compact(manifest))
+        written = self._write_end(path, manifest) or self._write_end(path, compact(manifest))
         if written is None:
             problems.append(f"the run record {path} could not be written; the run will show as abandoned")
         elif written is not manifest:
@@ -157,7 +163,7 @@ class RunStore:
                 atomic_write_text(path, dump_json(manifest))
                 return manifest
             except OSError as error:
-                if error.errno not in _NO_ROOM or not reserve.exists():
+                if error.errno not in NO_ROOM or not reserve.exists():
                     return None
                 reserve.unlink()
 
@@ -168,7 +174,7 @@ class RunStore:
 
         path = self.run_dir(run_id) / MANIFEST_NAME
         try:
-            return load_json(RunManifest, _manifest_bytes(path))
+            return load_json(RunManifest, manifest_bytes(path))
         except InputError as error:
             raise InputError(str(path), f"cannot read the run manifest: {error.reason}") from None
         except ValueError as error:  # pydantic's ValidationError, or json's for a document that is not JSON
@@ -266,7 +272,7 @@ class RunStore:
 
         for manifest_path in self.runs_dir.glob(f"*/{MANIFEST_NAME}"):
             try:
-                yield load_json(RunManifest, _manifest_bytes(manifest_path))
+                yield load_json(RunManifest, manifest_bytes(manifest_path))
             except (InputError, ValueError):  # pydantic's ValidationError is a ValueError
                 self.warn(f"{manifest_path}: not a readable run manifest; left out of the index")
 
@@ -280,7 +286,7 @@ class RunStore:
         if self._unindexed_checked or not self.runs_dir.is_dir():
             return
         self._unindexed_checked = True
-        with _no_removal_under_way(self.home) as clear:
+        with no_removal_under_way(self.home) as clear:
             if not clear or (self.home / REMOVAL_JOURNAL).exists():
                 return
             found = []
@@ -351,77 +357,3 @@ class RunStore:
         finally:
             os.close(fd)
         return False
-
-
-MAX_MANIFEST_BYTES = 64 << 20  # a manifest is kilobytes: a bigger file is read only this far (and then is not one)
-REMOVAL_LOCK = "prune.lock"  # held by a removal (runs prune, runs rm) from start to end
-REMOVAL_JOURNAL = "prune.journal"  # the runs a removal takes out: there until it is done
-
-
-def _manifest_bytes(path: Path) -> bytes:
-    """A manifest's bytes; InputError for anything but a regular file (a FIFO would hang every listing, a link to
-    /dev/zero fill the memory)."""
-    from aoe_runner.common.regular_files import read_with_status
-
-    return read_with_status(str(path), MAX_MANIFEST_BYTES)[0]
-
-
-@contextmanager
-def _no_removal_under_way(home: Path) -> Iterator[bool]:
-    """REMOVAL_LOCK held shared, without waiting: True while it is held (a removal waits for it), False when a
-    removal holds it or it cannot be taken (a read-only home)."""
-    try:
-        fd = os.open(home / REMOVAL_LOCK, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError:
-        yield False
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        os.close(fd)
-
-
-def _reserve(path: Path, size: int) -> None:
-    """Allocate real blocks (not a sparse file) that can be given back when the disk is full.
-
-    Where the filesystem cannot fallocate (some NFS and ZFS setups), zeros are written instead; only a disk with no
-    room raises, since then the run could not be recorded anyway.
-    """
-    low, high = RESERVE_BYTES
-    wanted = min(max(size, low), high)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        try:
-            os.posix_fallocate(fd, 0, wanted)
-        except OSError as error:
-            if error.errno in _NO_ROOM:
-                raise
-            os.write(fd, bytes(wanted))
-    finally:
-        os.close(fd)
-
-
-def _compact(manifest: RunManifest) -> RunManifest:
-    """The outcome without the bulky bank inventories, for a disk with no room left."""
-    return replace(manifest, bank_before=replace(manifest.bank_before, files=[]), bank_after=None)
-
-
-def reason_of(error: BaseException) -> str:
-    """An OSError's own words (No space left on device), else the error's message (a database's)."""
-    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-
-
-def manifest_problem(error: ValueError) -> str:
-    """A manifest's first problem, where it is (`bank_after.stored_bytes: ...`) when pydantic says."""
-    from pydantic import ValidationError
-
-    if not isinstance(error, ValidationError):
-        return str(error)
-    where, why = first_problem(error)
-    return f"{where}: {why}" if where else why

@@ -191,7 +191,7 @@ class Progress:
         return Progress(**{part.name: getattr(self, part.name) + getattr(other, part.name) for part in fields(Progress)})
 
     def describe(self) -> str:
-        from aoe_runner.render.words import count
+        from aoe_runner.common.words import count
 
         parts = [
             count(self.reports, "report"),

@@ -27,9 +27,10 @@ from pathlib import Path
 from aoe_runner.common.files import atomic_write_text, flock_telling
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
 from aoe_runner.runs.blobs import KeptInventories
-from aoe_runner.runs.history import REMOVAL_JOURNAL, REMOVAL_LOCK, TUNING, RunStore, reason_of
+from aoe_runner.runs.history import TUNING, RunStore
 from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.runs.manifest import BankInventory, RunStatus
+from aoe_runner.runs.record_files import REMOVAL_JOURNAL, REMOVAL_LOCK, reason_of
 from aoe_runner.runs.status import MANIFEST_NAME
 
 DELETE_THREADS = 16

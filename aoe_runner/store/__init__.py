@@ -1,1 +1,1 @@
-"""Where the run history lives: the local SQLite store (the default), or a team's shared PostgreSQL store."""
+"""A team's shared run history on PostgreSQL: the store choice, the schema, push, and `bank best`."""

@@ -126,8 +126,8 @@ class PgIndex:
     def manifest(self, run_id: str) -> tuple[RunManifest, str | None] | None:
         """The run's manifest and where its artifacts are, or None when the store has no such run."""
         from aoe_runner.common.jsontext import load_json
-        from aoe_runner.runs.history import manifest_problem
         from aoe_runner.runs.manifest import RunManifest
+        from aoe_runner.runs.record_files import manifest_problem
 
         with self.transaction() as db:
             found = db.execute("SELECT manifest::text, artifacts FROM runs WHERE id = %s", (run_id,)).fetchone()

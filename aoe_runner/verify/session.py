@@ -15,8 +15,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr
-
 from aoe_runner.common.devlock import BankLock, DeviceLock, LockHolder
 from aoe_runner.common.files import atomic_write_text
 from aoe_runner.common.jsontext import dump_json
@@ -29,9 +27,10 @@ from aoe_runner.runs.manifest import RecordedResult, RunManifest, RunStatus, Ver
 from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.request import check_script, device_id, script_command
 from aoe_runner.verify.evidence import Evidence, arm_evidence, inventory_sha256, result_files
-from aoe_runner.verify.gates import GateResult, Gates, evaluate
+from aoe_runner.verify.gates import Gates, evaluate
 from aoe_runner.verify.measure import MIN_STEPS, Arm, Measured, RunFailed, RunSteps, StepReader
-from aoe_runner.verify.stats import Comparison, Verdict, compare
+from aoe_runner.verify.report import VerifyReport
+from aoe_runner.verify.stats import compare
 from aoe_runner.verify.steps import custom_format
 
 REMOVED = ("AOE_MODE",)
@@ -55,37 +54,6 @@ class VerifyRequest:
     device: int | None = None
     timeout_s: float | None = None
     grace_s: float = 10.0
-
-
-class VerifyReport(BaseModel):
-    """`aoe-runner verify --format json`."""
-
-    schema_version: int = 2
-    verification: str
-    script: str
-    arguments: list[str]
-    bank: str
-    tuning_run: str | None
-    repeats: int
-    step_format: str = Field(description="The step-time format read from the logs.")
-    warmup: str = Field(description="How many leading steps of each run were dropped.")
-    runs: list[RunSteps]
-    comparison: Comparison
-    gates: list[GateResult] = Field(description="One per gate given (--max-tail-regression gives P95 and P99); empty: none.")
-    gates_passed: bool = Field(description="Every gate passed (true when none was given).")
-    evidence: Evidence
-    warnings: list[str] = Field(description="What makes the figures less trustworthy, e.g. runs with few step times.")
-    _step_times_ms: list[list[float]] | None = PrivateAttr(default=None)  # not in the JSON: for the HTML page's boxes
-
-    @property
-    def slower(self) -> bool:
-        """The tuned arm is slower beyond the threshold: the verdict that fails the command."""
-        return self.comparison.verdict is Verdict.SLOWER
-
-    @property
-    def step_times_ms(self) -> list[list[float]] | None:
-        """Each run's step times after warm-up, in ms and in run order; None for a report read back from JSON."""
-        return self._step_times_ms
 
 
 @dataclass

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 from aoe_runner.common.jsontext import dump_json
 from aoe_runner.report import cache as cache_module
+from aoe_runner.report import cache_entries, stamps
 from aoe_runner.report.api import merge_files
 from aoe_runner.report.cache import ReportCache
 from aoe_runner.report.summary_data import summary_of
@@ -53,8 +55,8 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_never_served_stale(
     tmp_path: Path, cache: ReportCache, monkeypatch: pytest.MonkeyPatch, racy: bool
 ) -> None:
     if not racy:  # as if the first read happened long after the file's last change: no content hash kept
-        monkeypatch.setattr(cache_module, "RACY_NS", 0)
-        monkeypatch.setattr(cache_module, "HASHED_SIZE", 0)
+        monkeypatch.setattr(stamps, "RACY_NS", 0)
+        monkeypatch.setattr(stamps, "HASHED_SIZE", 0)
     path = tmp_path / "aoe_result_opat_20260310120000000_1.json"
     path.write_text(json.dumps(_document(40.25)))
     before = os.stat(path)
@@ -294,9 +296,9 @@ def test_a_set_whose_base_is_gone_damaged_or_hostile_is_a_miss(samples: Path, tm
         written[:-1] + bytes([written[-1] ^ 1]),  # a bit flipped
         written.replace(top.chain[1].encode(), top.chain[2].encode()),  # a level skipped, checksum kept
         below.read_bytes(),  # another set's state under this name
-        cache_module._joined_state(top.name, b"../../../../etc/passwd", body),  # outside, checksum right
-        cache_module._joined_state(top.name, top.name.encode(), body),  # adds to itself
-        cache_module._joined_state(top.name, b"0" * 31, body),
+        cache_entries.joined_state(top.name, b"../../../../etc/passwd", body),  # outside, checksum right
+        cache_entries.joined_state(top.name, top.name.encode(), body),  # adds to itself
+        cache_entries.joined_state(top.name, b"0" * 31, body),
         b"-\n" + body,  # no checksum
     ]
     for content in damaged:
@@ -413,12 +415,12 @@ def test_hostile_cache_files_are_misses_not_errors_or_hangs(samples: Path, tmp_p
     members_file = next(cache.sets.glob("*.members"))
     state_file = members_file.with_suffix(".state")
     nested = b"\x91" * 5000 + b"\xc0"  # msgpack arrays 5000 deep
-    for members in (nested, cache_module._ENCODER.encode([cache_module._ENTRY_VERSION, [[["a list"], [1, 2, 3, 4, 5], None]]])):
+    for members in (nested, cache_entries.ENCODER.encode([cache_module._ENTRY_VERSION, [[["a list"], [1, 2, 3, 4, 5], None]]])):
         members_file.write_bytes(members)
         assert dump_json(summary_of(merge_files(paths, workers=1, cache=cache)[0])) == expected
     name = next(cache.sets.glob("*.members")).stem
     state_file = cache.sets / f"{name}.state"
-    state_file.write_bytes(cache_module._joined_state(name, b"-", nested))
+    state_file.write_bytes(cache_entries.joined_state(name, b"-", nested))
     assert cache.get_set({str(path): os.stat(path) for path in paths}) is None
     state_file.unlink()
     os.mkfifo(state_file)  # a reader of a FIFO waits for a writer: never opened for reading
@@ -512,10 +514,10 @@ def test_a_damaged_file_entry_is_a_miss(samples: Path, tmp_path: Path, columns: 
     cache = ReportCache(tmp_path / "damaged", limit_bytes=2**30, every_file=True)
     info, data = os.stat(path), path.read_bytes()
     head = [1, str(path), "training", False, [], []]
-    body = cache_module._ENCODER.encode([head, columns, [[]] * 8])
-    stamp, moment = cache_module.Stamp.of_read(str(path), info, data), cache_module._local_mtime(info.st_mtime_ns)
+    body = cache_entries.ENCODER.encode([head, columns, [[]] * 8])
+    stamp, moment = stamps.Stamp.of_read(str(path), info, data), cache_module._local_mtime(info.st_mtime_ns)
     entry = [cache_module._ENTRY_VERSION, stamp.to_wire(), moment, body]
-    assert cache_module._write(cache._file_entry(str(path), info), lambda: cache_module._checked(entry))
+    assert cache_entries.write_entry(cache._file_entry(str(path), info), lambda: cache_entries.checked(entry))
     assert cache.get_file(str(path), info) is None
     assert dump_json(summary_of(merge_files([path], workers=1, cache=cache)[0])) == expected
 
@@ -524,11 +526,11 @@ def test_a_deeply_nested_file_entry_is_a_miss(samples: Path, tmp_path: Path) -> 
     path = next(samples.rglob("aoe_result_*.json"))
     cache = ReportCache(tmp_path / "deep", limit_bytes=2**30, every_file=True)
     info, data = os.stat(path), path.read_bytes()
-    head = cache_module._ENCODER.encode([1, str(path), "training", False, [], []])
+    head = cache_entries.ENCODER.encode([1, str(path), "training", False, [], []])
     body = b"\x93" + head + b"\x91" * 200_000 + b"\xc0" + b"\x90"  # [head, [[[...]]], []]
-    stamp, moment = cache_module.Stamp.of_read(str(path), info, data), cache_module._local_mtime(info.st_mtime_ns)
+    stamp, moment = stamps.Stamp.of_read(str(path), info, data), cache_module._local_mtime(info.st_mtime_ns)
     entry = [cache_module._ENTRY_VERSION, stamp.to_wire(), moment, body]
-    assert cache_module._write(cache._file_entry(str(path), info), lambda: cache_module._checked(entry))
+    assert cache_entries.write_entry(cache._file_entry(str(path), info), lambda: cache_entries.checked(entry))
     assert cache.get_file(str(path), info) is None
 
 
@@ -548,7 +550,7 @@ def test_a_fifo_put_where_a_hashed_file_was_is_never_opened(tmp_path: Path) -> N
     path = tmp_path / "aoe_result_opat_20260310120000000_1.json"
     path.write_text(json.dumps(_document(40.25)))
     info = os.stat(path)
-    stamp = cache_module.Stamp.of_read(str(path), info, path.read_bytes())
+    stamp = stamps.Stamp.of_read(str(path), info, path.read_bytes())
     assert stamp.digest is not None and stamp.holds(str(path), info)
     path.unlink()
     os.mkfifo(path)
@@ -616,8 +618,8 @@ def test_a_cached_name_that_is_not_utf8_is_a_miss_not_a_crash(samples: Path, tmp
 
     path = paths[0]
     info = os.stat(path)
-    entry = cache_module._DECODER.decode(cache._file_entry(str(path), info).read_bytes().partition(b"\n")[2])
+    entry = cache_entries.DECODER.decode(cache._file_entry(str(path), info).read_bytes().partition(b"\n")[2])
     entry[1][0] = "\x01\x02\x03" + entry[1][0]  # the stamp's path, then made not UTF-8
-    body = cache_module._ENCODER.encode(entry).replace(b"\x01\x02\x03", b"\xff\xff\xff")
-    cache._file_entry(str(path), info).write_bytes(b"%08x\n" % cache_module.zlib.crc32(body) + body)
+    body = cache_entries.ENCODER.encode(entry).replace(b"\x01\x02\x03", b"\xff\xff\xff")
+    cache._file_entry(str(path), info).write_bytes(b"%08x\n" % zlib.crc32(body) + body)
     assert cache.get_file(str(path), info) is None

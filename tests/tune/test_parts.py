@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from aoe_runner.errors import UsageError
 from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
-from aoe_runner.tune import relay, supervisor
+from aoe_runner.tune import pipes, relay, supervisor
 from aoe_runner.tune.markers import HINTS, MARKERS, MarkerScanner
+from aoe_runner.tune.pipes import READ_PIECE, gather_below, read_unpolled_again, take_available
 from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.request import parse_duration
 from aoe_runner.tune.signals import CountedSignals
-from aoe_runner.tune.supervisor import READ_PIECE, gather_below, read_unpolled_again, take_available
 from aoe_runner.tune.watch import ResultWatcher
 from tests.conftest import SAMPLES
 from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
@@ -236,7 +236,7 @@ def test_a_relay_takes_what_the_pipe_holds_in_pieces_up_to_its_limit_and_then_th
     """Output is taken in READ_PIECE reads (a short hold of the pipe's lock for the script's writes), joined in order,
     at most READ_SIZE at a time; an empty pipe says so, and the end of file is still seen after the last piece."""
     limit = 4 * READ_PIECE  # less than Linux's widest unprivileged pipe, which must hold more than one relay takes
-    monkeypatch.setattr(supervisor, "READ_SIZE", limit)
+    monkeypatch.setattr(pipes, "READ_SIZE", limit)
     reads: list[int] = []
     real_read = os.read
     monkeypatch.setattr(supervisor.os, "read", lambda fd, size: reads.append(size) or real_read(fd, size))
@@ -271,16 +271,16 @@ def _selector_use(tmp_path: Path, widen: bool, script: tuple[str, ...]) -> dict[
 
 SELECTOR_USE = """
 import atexit, io, json, selectors, sys
-from aoe_runner.tune import relay, supervisor
+from aoe_runner.tune import pipes, relay
 if sys.argv.pop(1) == "keep":
-    supervisor._F_SETPIPE_SZ = None  # as where a pipe cannot be widened
+    pipes._F_SETPIPE_SZ = None  # as where a pipe cannot be widened
 use = {"pipes polled": 0, "gathering waits": 0}
 register, select = selectors.DefaultSelector.register, selectors.DefaultSelector.select
 def counted_register(self, fileobj, events, data=None):
     use["pipes polled"] += isinstance(fileobj, io.BufferedReader)  # the script's stdout and stderr, not our own fds
     return register(self, fileobj, events, data)
 def counted_select(self, timeout=None):
-    use["gathering waits"] += timeout == supervisor.BATCH_WAIT_S
+    use["gathering waits"] += timeout == pipes.BATCH_WAIT_S
     return select(self, timeout)
 selectors.DefaultSelector.register, selectors.DefaultSelector.select = counted_register, counted_select
 atexit.register(lambda: print(json.dumps(use), file=sys.__stderr__, flush=True))

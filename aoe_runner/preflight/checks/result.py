@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
-from aoe_runner.render.numbers import GIB, size_text
+from aoe_runner.common.words import GIB, size_text
 
 __all__ = ["GIB", "CheckResult", "Status", "size_text"]
 

@@ -11,7 +11,7 @@ from aoe_runner.render.html.page import DEFAULT_TOP, Page, PageContext, render
 
 if TYPE_CHECKING:
     from aoe_runner.runs.savings import HistoryRun
-    from aoe_runner.verify.session import VerifyReport
+    from aoe_runner.verify.report import VerifyReport
 
 
 @dataclass

@@ -12,7 +12,7 @@ from aoe_runner.render.numbers import figure
 from aoe_runner.verify.stats import quantile
 
 if TYPE_CHECKING:
-    from aoe_runner.verify.session import VerifyReport
+    from aoe_runner.verify.report import VerifyReport
     from aoe_runner.verify.stats import Comparison
 
 ARM_COLORS = {"baseline": COLORS["muted"], "tuned": COLORS["neutral"]}

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from aoe_runner.common.devlock import DeviceBusy, DeviceLock, LockHolder, current_holder
-from aoe_runner.common.locks import LockUnusable
+from aoe_runner.common.lock_directory import LockUnusable
 from tests.common.locks.users import ANOTHER, NOBODY, finished, make_shared_tree, needs_root, take_device_lock
 from tests.conftest import ROOT
 from tests.tune.runner import Home, tune_command

@@ -24,7 +24,8 @@ TAKE_DEVICE_LOCK = """\
 import sys, time
 from pathlib import Path
 from aoe_runner.common.devlock import DeviceLock, LockHolder
-from aoe_runner.common.locks import LockBusy, LockUnusable
+from aoe_runner.common.lock_directory import LockUnusable
+from aoe_runner.common.locks import LockBusy
 directory, device, hold = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 time.sleep(max(0.0, float(__import__("os").environ.get("START_AT", "0")) - time.time()))  # a race starts together
 for name in sys.argv[4:]:  # files to try to delete first, as a careless or hostile user would

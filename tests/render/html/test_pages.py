@@ -165,7 +165,7 @@ def test_a_diff_of_two_runs_across_environments_carries_the_warning(cli, monkeyp
 def test_a_verify_page_from_a_saved_report_draws_each_run_from_its_figures(tmp_path: Path) -> None:
     """A report read back from report.json has no step times: each run's median, P95 and P99 stand in for its box."""
     from aoe_runner.render.html.verify_page import verify_page as page_of
-    from aoe_runner.verify.session import VerifyReport
+    from aoe_runner.verify.report import VerifyReport
 
     verify_page(tmp_path, tmp_path / "verify.html")
     (saved,) = (tmp_path / "home" / "verifications").glob("*/report.json")
