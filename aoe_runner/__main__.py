@@ -3,8 +3,8 @@
 main() imports the CLI inside a KeyboardInterrupt guard: Ctrl-C while the modules load, before the crash boundary
 (aoe_runner.cli.crashlog) is in place, is exit 130 with one line, never a traceback.
 
-At exit, the interpreter's last garbage collections would walk every object the loaded modules made (about 25 ms
-of each command's time on the benchmark machine) only to free memory that exiting returns anyway. main() has the
+At exit, the interpreter's last garbage collections would walk every object the loaded modules made only to free
+memory that exiting returns anyway. main() has the
 collector freeze those objects when the process exits, after every other exit handler has run; objects freed by
 reference counting are still freed, and files and databases are closed by the code that opened them, never by
 a collection. `report` goes further once its result is out (aoe_runner/common/exiting.py): it leaves without freeing its

@@ -50,3 +50,21 @@ def samples(tmp_path: Path) -> Path:
     copy = tmp_path / "samples"
     shutil.copytree(SAMPLES, copy)
     return copy
+
+
+ON_REQUEST = ("fuzz", "coverage")  # long runs, only when named: python -m pytest -m fuzz
+SLOW_FIXTURES = {"pg_server", "pg_url", "browser"}  # a PostgreSQL server (tests/store), headless Chromium (tests/render/html)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects: the slow marker must be on every test that needs one
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that needs a PostgreSQL server or a browser is slow. Tests marked fuzz or coverage run only when `-m`
+    names their marker, whatever else -m says (`-m "not slow"` keeps them out too)."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+    named = str(config.getoption("markexpr") or "").replace("(", " ").replace(")", " ").split()
+    dropped = [item for item in items if any(item.get_closest_marker(m) and m not in named for m in ON_REQUEST)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]

@@ -92,8 +92,8 @@ class AoeTyper(typer.Typer):
 
 
 def command_tree(app: typer.Typer, arguments: Sequence[str]) -> Any:
-    """The click command to run `arguments` with. typer builds each command from its function's signature (a few
-    ms each); when the arguments name a command (or a group and its command), only that branch is built. Anything
+    """The click command to run `arguments` with. typer builds each command from its function's signature (not
+    free); when the arguments name a command (or a group and its command), only that branch is built. Anything
     else, an option first or a name that is no command, gets the whole tree: its help, its suggestions."""
     narrowed = _narrowed(app, list(arguments))
     return typer.main.get_command(narrowed or app)

@@ -2,8 +2,8 @@
 
 Decoded JSON, merged bank entries and summaries are trees: reference counting frees them, and a collection only
 walks them. While the collector is off, everything made is counted as young; switching it back on while those
-objects are still alive makes the next allocation start a collection that walks all of them (25-30 ms each, twice
-per `report` of 30,000 entries). `paused_throughout` switches it back on only after the function has returned and
+objects are still alive makes the next allocation start a collection that walks all of them (twice per large
+`report`). `paused_throughout` switches it back on only after the function has returned and
 its locals are gone, when the count has fallen with them (when it raises, its frame lives on in the traceback: the
 one collection that may then walk it costs time, never correctness).
 """

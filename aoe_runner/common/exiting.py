@@ -1,7 +1,7 @@
 """Leaving the process as soon as a command's result is out, without freeing what the command made.
 
-Freeing a large report's objects one at a time and then the interpreter's own teardown take tens of milliseconds
-(on a report of 30,000 entries, about 30 ms of 1.1 s) only to return memory that exiting returns anyway. When
+Freeing a large report's objects one at a time and then the interpreter's own teardown take a noticeable share of a
+large report's time only to return memory that exiting returns anyway. When
 aoe-runner runs as the program, a command whose result is written may leave through os._exit, as mypy does: the
 exit handlers run first (atexit: multiprocessing's, tempfile's finalizers, any a caller registered), then stdout
 and stderr are flushed. Called in-process (cli.main, as the tests do), or while another thread runs, it does

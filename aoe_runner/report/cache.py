@@ -10,7 +10,7 @@ none, and two processes can share the cache):
 - `files/<hash of path, device, inode>`: one result file's ParsedFile, for a report that no stored set fits (one
   of its files changed, as a live result file does). A file's entry is written when the file is parsed while a
   stored set lists it unchanged, that is once it has proved to be read again: a first report writes its set alone
-  (its files' entries cost it about a fifth of its time, and most files never need them).
+  (most files never need their own entries).
 
 An entry is served only while its file's device, inode, size, mtime and ctime (to the nanosecond) are as they
 were when it was read. ctime is not settable: replacing a file's content and restoring its mtime with

@@ -10,9 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aoe_runner.common.jsontext import first_problem
-from aoe_runner.runs.manifest import RunManifest
+
+if TYPE_CHECKING:
+    from aoe_runner.runs.manifest import RunManifest
 
 RESERVE_NAME = ".reserve"
 

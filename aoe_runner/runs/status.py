@@ -1,5 +1,5 @@
 """A run's status and the name of its record: what the run index and `runs list` need without the manifest models
-(pydantic and the host-facts schema cost about 150 ms to load)."""
+(pydantic and the host-facts schema are slow to load)."""
 
 from __future__ import annotations
 

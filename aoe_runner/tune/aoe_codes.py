@@ -17,7 +17,7 @@ _CODE = re.compile(rb"(?<![A-Za-z0-9])([EW][A-Z]\d{4,5})(?![A-Za-z0-9])")
 
 
 # Each byte as its class (E or W, another capital, a digit, anything else): a code's shape is then found by
-# bytes.find at C speed, and the regex, about 20x slower per byte, runs only on output that has one.
+# bytes.find at C speed, and the regex, much slower per byte, runs only on output that has one.
 def _shape_table() -> bytes:
     table = bytearray(b"." * 256)
     for byte in range(ord("A"), ord("Z") + 1):

@@ -84,7 +84,7 @@ def read_unpolled_again(relayed: int, gather: int, waited: float) -> float:
 
     The script's output pipes are not polled when they are wide enough to gather what it writes meanwhile: Linux
     (5.14 and later) wakes a pipe's pollers on every write once it has been polled, and the script's writes then cost
-    it about a fifth more CPU (a flood of one-line writes: 1.25 s against tee's 1.05 s). They are read on our own
+    it more CPU (bench/tune_bench.py measures the relay against tee). They are read on our own
     schedule instead: at once after a large read, BATCH_WAIT_S after a small one, and after waits doubling up to
     QUIET_WAIT_S while nothing comes, so a quiet script's line reaches the terminal at most QUIET_WAIT_S late.
     """
@@ -99,8 +99,8 @@ def gather_below(pipe_size: int) -> int:
     """Reads smaller than this are followed by a pause of BATCH_WAIT_S, so that output gathers in the pipe; 0: the pipe
     is polled and read as soon as anything is in it.
 
-    Only a pipe that holds what a flood writes in the pause (about 260 KB at 130 MB/s) may pause: in Linux's default
-    64 KiB pipe, where a pipe could not be widened, the script would wait out most of each pause (a flood ran at
-    30 MB/s), so such a pipe is read as it fills, paying more reads for it.
+    Only a pipe that holds what a flood writes in the pause (GATHER_MIN_PIPE or more) may pause: in Linux's default
+    64 KiB pipe, where a pipe could not be widened, the script would wait out most of each pause (a flood ran several
+    times slower), so such a pipe is read as it fills, paying more reads for it.
     """
     return BATCH_BELOW if pipe_size >= GATHER_MIN_PIPE else 0

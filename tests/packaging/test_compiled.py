@@ -22,6 +22,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from generate_corpus import write_corpus  # noqa: E402
 from report_bench import COMPILED_LAUNCHER, build_compiled  # noqa: E402
 
+pytestmark = pytest.mark.slow  # builds the package with mypyc and a C compiler
+
 HOT_MODULES = (
     "aoe_runner.report.entries",
     "aoe_runner.report.merge",

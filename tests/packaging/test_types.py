@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT  # noqa: E402
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow  # runs mypy over the whole package
 
 
 def test_the_package_type_checks(tmp_path: Path) -> None:

@@ -324,7 +324,7 @@ def _written_by(writer: TerminalWriter, read_end: int) -> bytes:
 
 
 def test_our_message_waits_for_the_line_the_script_has_begun_and_goes_right_after_it() -> None:
-    """A notice landed inside a script line that the pipe had delivered in two pieces (a flaky README test)."""
+    """A notice landed inside a script line that the pipe had delivered in two pieces (a flaky walkthrough test)."""
     read_end, write_end = os.pipe()
     try:
         writer = TerminalWriter(write_end, "stdout")
@@ -396,7 +396,8 @@ def test_every_delivery_of_a_signal_is_counted_though_python_runs_its_handler_on
     """A quick double Ctrl-C must read as two: CountedSignals counts the wakeup pipe's bytes, not handler calls.
 
     Deterministic: SIGINT is blocked in the main thread, so both deliveries reach a sleeping helper thread, whose C
-    handler writes a byte each time; the main thread runs Python handlers only when its wait is over, once for both.
+    handler writes a byte each time; the main thread, in the kernel's wait for the sender (the sender checks its
+    wchan), runs Python handlers only when its wait is over, once for both.
     """
     heard: list[int] = []
     helper = threading.Thread(target=time.sleep, args=(10,), daemon=True)  # created with SIGINT unblocked
@@ -405,8 +406,13 @@ def test_every_delivery_of_a_signal_is_counted_though_python_runs_its_handler_on
         signal.signal(signal.SIGINT, lambda signum, frame: heard.append(signum))  # a handler that counts, beside
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
         try:
-            # once the main thread waits for it; then apart, so that the kernel cannot merge them
-            sender = f"sleep 0.2; kill -INT {os.getpid()}; sleep 0.5; kill -INT {os.getpid()}"
+            # once the main thread waits for it in the kernel (however long a busy machine takes to get there);
+            # then again once the helper thread has taken the first (nothing pending), so that the kernel cannot merge
+            # them; and the sender ends only once the second is taken too, while the main thread still blocks SIGINT
+            pid, main = os.getpid(), threading.main_thread().native_id
+            waiting = f'until [ "$(cat /proc/{pid}/task/{main}/wchan)" = do_wait ]; do sleep 0.01; done'
+            taken = f"until grep -Eq '^ShdPnd:[[:space:]]*0+$' /proc/{pid}/status; do sleep 0.01; done"
+            sender = f"{waiting}; kill -INT {pid}; {taken}; kill -INT {pid}; {taken}"
             assert subprocess.Popen(["sh", "-c", sender]).wait() == 0  # no timeout: that would poll, in Python
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])

@@ -17,10 +17,22 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
-from tests.tune.runner import Home, alive, aoe_runner, pids_in, start_tune, tune, wait_for_output, wait_until_gone
+from tests.tune.runner import (
+    Home,
+    alive,
+    aoe_runner,
+    pid_when_written,
+    pids_in,
+    start_tune,
+    tune,
+    wait_for_output,
+    wait_until_gone,
+)
 
+pytestmark = pytest.mark.slow  # long fault runs: floods, timeouts, hostile files written live
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 
 
@@ -168,7 +180,10 @@ def test_a_signal_after_the_script_exited_keeps_its_success(home: Home) -> None:
     pid_file = home.root / "pids"
     process = start_tune(home, "leave-stubborn", "--pid-file", str(pid_file), options=("--grace", "20s"))
     wait_for_output(process, "leaving a child behind")
-    time.sleep(1.0)  # the script has exited; aoe-runner waits for the child it left, which ignores SIGTERM
+    script, deadline = pid_when_written(pid_file), time.monotonic() + 60
+    while psutil.pid_exists(script):  # gone once aoe-runner has reaped it: it saw the exit, and waits for the child
+        assert time.monotonic() < deadline, "the script did not end"
+        time.sleep(0.02)
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=20)
 
