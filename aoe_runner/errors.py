@@ -6,7 +6,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Every exit code the CLI uses; README's table is generated from the same meanings."""
+    """Every exit code the CLI uses; the tables of README.md and docs/reference.md give their meanings (a test checks)."""
 
     OK = 0
     FINDING = 1  # the tool worked and found a problem: a regression, a failed check, a schema violation

@@ -1,4 +1,4 @@
-"""The run history's storage (issue 12): what a second tune on an unchanged bank adds, how long its snapshot takes,
+"""The run history's storage: what a second tune on an unchanged bank adds, how long its snapshot takes,
 and `runs prune` of 1,000 runs. Run alone with `python bench/history_bench.py` (prints its section), or from
 bench/run.py.
 

@@ -1,4 +1,4 @@
-"""`report --format html` against `--format json` on the report corpora (issue 16): time and output size.
+"""`report --format html` against `--format json` on the report corpora: time and output size.
 
 Run alone with `python bench/html_bench.py [ROUNDS]` (prints its section), or from `python bench/run.py --only html`.
 Both formats run interleaved, round by round, each from an empty aoe-runner home (a first report: every file parsed,

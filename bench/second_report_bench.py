@@ -307,7 +307,7 @@ def render(f: Figures) -> str:
     first, second = statistics.median(w for w, _ in f.first), statistics.median(w for w, _ in f.second)
     steps = {step: ([w for w, _ in runs], [c for _, c in runs]) for step, runs in f.steps.items()}
     lines = [
-        "## Where a second report's time goes (issue 13)",
+        "## Where a second report's time goes",
         "",
         f"Load average before {_load(f.load_before)}, after {_load(f.load_after)} (2 CPUs, shared with other jobs). "
         f"{f.rounds} interleaved rounds; each cell: median (min-max). The random-names corpus (80 files, {f.entries:,} "

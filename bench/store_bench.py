@@ -1,4 +1,4 @@
-"""The shared run store on PostgreSQL (issue 17): 20 hosts writing at once, `runs list` over 100,000 runs, and a
+"""The shared run store on PostgreSQL: 20 hosts writing at once, `runs list` over 100,000 runs, and a
 server killed in the middle of a run. Run alone with `python bench/store_bench.py` (prints its section for
 docs/benchmarks.md); it starts its own server in a temporary directory (Debian's initdb and pg_ctl, as for the tests).
 

@@ -15,7 +15,7 @@ Shell = Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish."
 
 
 def completion(shell: Shell) -> int:
-    """Print the shell-completion script for bash, zsh or fish; README's "Shell completion" says where it goes."""
+    """Print the shell-completion script for bash, zsh or fish; docs/guide/conventions.md says where it goes."""
     terminal.result(completion_script(shell, COMPLETE_VARIABLE))
     return ExitCode.OK
 

@@ -104,11 +104,15 @@ class Entry:
         if _earlier(self.latest, self.latest_position, other.latest, other.latest_position):
             self.latest, self.latest_position = other.latest, other.latest_position
             self.before, self.after, self.update, self.raw = other.before, other.after, other.update, other.raw
-        mine, theirs = self.fastest_after, other.fastest_after
-        if theirs < mine or (
-            theirs == mine and _earlier(other.fastest, other.fastest_position, self.fastest, self.fastest_position)
+        self.observe_fastest(other.fastest, other.fastest_position, other.fastest_after)
+
+    def observe_fastest(self, source: Source, position: int, after: float) -> None:
+        """Keep the fastest after-time seen; of two equal ones, the earlier record's."""
+        fastest_after = self.fastest_after
+        if after < fastest_after or (
+            after == fastest_after and _earlier(source, position, self.fastest, self.fastest_position)
         ):
-            self.fastest, self.fastest_position, self.fastest_after = other.fastest, other.fastest_position, theirs
+            self.fastest, self.fastest_position, self.fastest_after = source, position, after
 
     def in_conflict(self) -> bool:
         """Is the latest result slower, beyond the tolerance, than a faster one another file recorded?"""
@@ -203,13 +207,7 @@ class Table:
                 entry.after = after
                 entry.update = updates[position]
                 entry.raw = intern(raw, raw)
-            fastest_after = entry.fastest_after
-            if after < fastest_after or (
-                after == fastest_after and _earlier(source, position, entry.fastest, entry.fastest_position)
-            ):
-                entry.fastest = source
-                entry.fastest_position = position
-                entry.fastest_after = after
+            entry.observe_fastest(source, position, after)
 
     def merge_typed(
         self, operator_lists: list[list[Any]], sources: list[Source], strings: dict[object, Any], start: int, spend: bool
@@ -262,13 +260,7 @@ class Table:
                         entry.after = after
                         entry.update = perf.update_mode == "update"
                         entry.raw = perf.improvement
-                    fastest_after = entry.fastest_after
-                    if after < fastest_after or (
-                        after == fastest_after and _earlier(source, position, entry.fastest, entry.fastest_position)
-                    ):
-                        entry.fastest = source
-                        entry.fastest_position = position
-                        entry.fastest_after = after
+                    entry.observe_fastest(source, position, after)
                     position += 1
         return position
 

@@ -14,7 +14,7 @@ from aoe_runner.errors import EnvironmentDrift
 if TYPE_CHECKING:
     import psycopg
 
-MIGRATION_LOCK = 0x6A0E_0017  # pg_advisory_xact_lock key: aoe-runner, issue 17
+MIGRATION_LOCK = 0x6A0E_0017  # pg_advisory_xact_lock key: aoe-runner
 MIGRATIONS: tuple[str, ...] = (
     # 1: the run index and the manifests
     """

@@ -357,16 +357,16 @@ def test_an_interrupted_report_says_so_and_exits_130(cli, monkeypatch) -> None: 
     assert (result.code, result.err) == (130, "error: interrupted\n")
 
 
-# README and samples
+# The reference and samples
 
 
-def test_readme_report_options_table_lists_every_report_option() -> None:
+def test_the_references_report_options_table_lists_every_report_option() -> None:
     import typer
 
     from aoe_runner.cli.main import app
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split("## `aoe-runner report`", 1)[1].split("What the summary means", 1)[0]
+    reference = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    table = reference.split("### `aoe-runner report`\n", 1)[1].split("\n### ", 1)[0]
     report = typer.main.get_command(app).commands["report"]  # type: ignore[attr-defined]
     options = {opt for param in report.params for opt in param.opts if opt.startswith("--") and opt != "--help"}
     assert {"--run", "--allow-env-drift", "--script"} <= options

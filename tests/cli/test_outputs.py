@@ -1,4 +1,4 @@
-"""Where outputs go (issue 12): `-o -` is stdout, a bad -o names the real cause, files follow the umask."""
+"""Where outputs go: `-o -` is stdout, a bad -o names the real cause, files follow the umask."""
 
 from __future__ import annotations
 

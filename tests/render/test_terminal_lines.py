@@ -23,7 +23,7 @@ def test_hostile_file_names_give_one_escaped_line_per_problem(cli, tmp_path: Pat
     cut.write_bytes(cut.read_bytes()[:-40])  # cut off mid-write: a warning naming the file
     good = write_result(tmp_path, name=RESULT_NAME)
 
-    # --allow-empty: the cut file holds no complete report, which is otherwise an error too (issue 12)
+    # --allow-empty: the cut file holds no complete report, which is otherwise an error too
     result = cli("report", "--allow-empty", str(garbage), str(cut), str(good), str(tmp_path / f"missing{FORGED}"))
 
     assert result.code == 4

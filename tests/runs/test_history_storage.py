@@ -1,4 +1,4 @@
-"""A history that stays small (issue 12): bank contents stored once, unchanged files not re-read, prune and rm
+"""A history that stays small: bank contents stored once, unchanged files not re-read, prune and rm
 that give space back without ever losing what a kept run's restore needs, and finish what a crash interrupted."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A team's history in PostgreSQL (issue 17): tune records there, every reading command reads there, runs of other
+"""A team's history in PostgreSQL: tune records there, every reading command reads there, runs of other
 hosts are listed, shown and compared, and the store is chosen by --store, AOE_RUNNER_STORE or `store init`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""AOE and CANN error codes in tune's output are named with a next step, live and in the run record (issue 11)."""
+"""AOE and CANN error codes in tune's output are named with a next step, live and in the run record."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What may start a tuning run (issue 12): --skip names what to accept, some faults no flag waives, a refused run
+"""What may start a tuning run: --skip names what to accept, some faults no flag waives, a refused run
 creates nothing, and a dry run says what a real run would do and whether it would start."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A tuning run is sacred (issue 10): hostile files, blocked readers, signals at the worst moment, full and
+"""A tuning run is sacred: hostile files, blocked readers, signals at the worst moment, full and
 read-only disks, broken records and escaping processes never kill the script or lose its outcome.
 
 Real `aoe-runner tune` processes on tests/simulator/train.py; real tmpfs mounts where a disk must fill up or
@@ -54,7 +54,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def hostile_result_files(directory: Path) -> Path:
-    """One file for each kind of input that used to crash the reader (issue 10, class 1)."""
+    """One file for each kind of input that used to crash the reader (class 1)."""
     directory.mkdir()
     operator = '{"op_name":"%s","op_type":"MatMul","tune_performance":{"Schedule":{"performance_after_tune(us)":%s,"performance_before_tune(us)":20,"update_mode":"add"}}}'
 

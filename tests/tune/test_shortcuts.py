@@ -1,4 +1,4 @@
-"""Shortcuts that mean what the user means after many runs (issue 12): `latest`, the default diff pair, `--script`."""
+"""Shortcuts that mean what the user means after many runs: `latest`, the default diff pair, `--script`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""README's `aoe-runner verify` example is real output: `python -m tests.verify.test_readme_verify` prints it afresh.
+"""The verify guide's markdown example is real output: `python -m tests.verify.test_readme_verify` prints it afresh.
 
 The command runs on the simulator in a scratch directory; paths, ids, the host and the Python version are replaced by
-the values README shows. Step times are noisy by design, so numbers and hashes are compared masked.
+the values docs/guide/verify.md shows. Step times are noisy by design, so numbers and hashes are compared masked.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from tests.tune.runner import SIMULATOR
 COMMAND = "aoe-runner verify train.py --bank bank --format markdown --min-speedup 15% --max-tail-regression 2% -- steps 40 --bank-factor 0.9"
 PROJECT = "/home/me/bert"
 HOME = "/home/me/.local/share/aoe-runner"
+PAGE = ROOT / "docs" / "guide" / "verify.md"
 MARKER = "On the simulator, a bank that makes steps 10% faster against a rule that asks for 15%:"
 
 
@@ -56,10 +57,9 @@ def _masked(block: str) -> str:
     return re.sub(r" +", " ", re.sub(r"-{3,}", "---", block))
 
 
-def test_readme_shows_the_real_verify_markdown() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## `aoe-runner verify`\n", 1)[1].split("\n## `", 1)[0]  # its example has a "## " line
-    shown = section.split(MARKER, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+def test_the_verify_guide_shows_the_real_verify_markdown() -> None:
+    page = PAGE.read_text(encoding="utf-8")
+    shown = page.split(MARKER, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     assert _masked(shown).strip() == _masked(fresh_example()).strip()
 
 

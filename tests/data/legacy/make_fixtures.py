@@ -1,6 +1,6 @@
 """Write the legacy Auto Tune fixtures beside this file: `python tests/data/legacy/make_fixtures.py`.
 
-Shaped after AOE.md §5 and issue 11: one object keyed by operator name, about 600 entries of which a quarter
+Shaped after AOE.md §5: one object keyed by operator name, about 600 entries of which a quarter
 were added to the bank, some holding only status_data, fused groups keyed by a stringified list. The numbers
 are made up (seeded), the shapes are not.
 

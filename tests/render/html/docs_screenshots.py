@@ -1,4 +1,5 @@
-"""Make the four small PNGs under docs/ that README shows: `python -m tests.render.html.docs_screenshots` (needs chromium).
+"""Make the four small PNGs under docs/ that docs/guide/html.md shows: `python -m tests.render.html.docs_screenshots`
+(needs chromium).
 
 Each is the top of a page as a 1280 px wide window shows it, scaled to 0.6, from the same inputs as the browser tests.
 """

@@ -1,5 +1,5 @@
 """Each page opened in headless Chromium at desktop and phone width: drawn, no console errors, no network, a table
-that sorts and filters, hostile names shown as text. Screenshots go to artifacts/screenshots/ (README)."""
+that sorts and filters, hostile names shown as text. Screenshots go to artifacts/screenshots/ (docs/development.md)."""
 
 from __future__ import annotations
 
