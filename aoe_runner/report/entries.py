@@ -109,9 +109,7 @@ class Entry:
     def observe_fastest(self, source: Source, position: int, after: float) -> None:
         """Keep the fastest after-time seen; of two equal ones, the earlier record's."""
         fastest_after = self.fastest_after
-        if after < fastest_after or (
-            after == fastest_after and _earlier(source, position, self.fastest, self.fastest_position)
-        ):
+        if after < fastest_after or (after == fastest_after and _earlier(source, position, self.fastest, self.fastest_position)):
             self.fastest, self.fastest_position, self.fastest_after = source, position, after
 
     def in_conflict(self) -> bool:

@@ -1,4 +1,4 @@
-"""One command line (issue 14): the same options, formats, words, widths, errors and interrupts everywhere."""
+"""One command line: the same options, formats, words, widths, errors and interrupts everywhere."""
 
 from __future__ import annotations
 
