@@ -378,7 +378,7 @@ def render(f: ReportFigures) -> str:
         "set: a file's own parsed state is stored only once a report finds it unchanged in a stored set that no longer",
         "fits). `compiled`",
         "is the same",
-        "code with parsed.py, merge.py and summary_data.py compiled by mypyc (`AOE_RUNNER_MYPYC=1 pip install",
+        "code with setup.py's hot modules compiled by mypyc (`AOE_RUNNER_MYPYC=1 pip install",
         "--no-build-isolation .` with mypy installed; see setup.py); its JSON is checked byte-identical to the plain",
         "one's before timing. jq runs `" + JQ_FILTER + "` over all files.",
         "",

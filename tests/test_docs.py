@@ -264,8 +264,8 @@ def _quick_start_blocks() -> list[Block]:
 
 def test_every_other_example_is_checked_by_a_test_that_runs_it() -> None:
     from tests.tune.walkthrough import QUICK_START_STEPS, STEPS
-    from tests.verify.test_readme_verify import COMMAND as VERIFY_EXAMPLE
-    from tests.verify.test_readme_verify import PAGE as VERIFY_PAGE
+    from tests.verify.test_verify_guide import COMMAND as VERIFY_EXAMPLE
+    from tests.verify.test_verify_guide import PAGE as VERIFY_PAGE
 
     walkthrough = [block.command for block in BLOCKS[WALKTHROUGH] if block.lang == "text"]
     assert walkthrough == list(STEPS)

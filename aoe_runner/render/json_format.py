@@ -84,7 +84,7 @@ class JsonFormatter(Formatter):
     def summary_parts(
         self, data: dict[str, Any], operators: list[Entry], top: int | None, model: Callable[[], BankSummary]
     ) -> str | Pieces:
-        """The same text as summary_model(model(), top), from summary_data.summary_parts() (reporting.Loaded.parts), as
+        """The same text as summary_model(model(), top), from summary_data.summary_parts() (report.api.Loaded.parts), as
         UTF-8 pieces when orjson writes it (a large summary is written out as it is, never decoded and encoded
         again). The operators' rows are made BATCH_ROWS at a time, each batch written while its dicts are still in
         the CPU's cache, and the memory of one reused for the next."""

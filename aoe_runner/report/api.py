@@ -2,7 +2,7 @@
 
 Files are parsed into columns (`results/parsed.py`) and merged into one BankState (`merge.py`); the summary is
 plain data until a caller asks for the pydantic model. A parsed file, and the merged state of a whole set of
-files, are kept in the cache (`results/cache.py`), so a second report over the same files reads only what
+files, are kept in the cache (`cache.py`), so a second report over the same files reads only what
 changed. A large corpus is shared out among this process and forked workers (`sharing.py`): each takes the next
 file, one at a time, into a local BankState, and the parent folds those together. The merge is commutative, so
 the summary is the same whatever the split and whatever came from the cache (tests check both).

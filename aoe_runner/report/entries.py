@@ -57,7 +57,7 @@ class Source:
         return [self.file, self.key, self.index, self.timestamp, self.timestamp_source]
 
     def legacy_context(self) -> Any:
-        """What legacy_summary.LegacyMerger reads of a report (its order with a datetime, as summary's)."""
+        """What legacy.LegacyMerger reads of a report (its order with a datetime, as the reference merge's)."""
         return _LegacyContext(self.file, moment_of(self.timestamp), (moment_of(self.time) or datetime.min, self.file, self.index))
 
     def __reduce__(self) -> Any:
@@ -128,7 +128,7 @@ class Entry:
 
 
 def exact_sum(values: list[float]) -> float:
-    """The sum of `values`, the same in whatever order they come (summary.py's reference sums with it too): exactly
+    """The sum of `values`, the same in whatever order they come (tests/report/oracle.py's reference sums with it too): exactly
     rounded (math.fsum); a sum that overflows or meets inf and -inf, added in sorted order."""
     try:
         return math.fsum(values)

@@ -118,7 +118,7 @@ class _State:
 
 
 class LegacyMerger:
-    """Folds the legacy sections of many reports into one LegacySummary; commutative, like BankMerger."""
+    """Folds the legacy sections of many reports into one LegacySummary; commutative, like the merge of AOE entries."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, ...], _State] = {}

@@ -61,7 +61,7 @@ class BankState:
         self.tuning_times: list[float] = []  # each report's, summed exactly (exact_sum): in any order, the same total
         self.without_tuning_time = 0
         self.strings: dict[object, Any] = {}  # one object per distinct op type, mode and figure
-        self.legacy: Any = None  # a legacy_summary.LegacyMerger once a legacy file is seen
+        self.legacy: Any = None  # a legacy.LegacyMerger once a legacy file is seen
 
     def add(self, parsed: ParsedFile, spend: bool = False) -> None:
         """Merge a parsed file; `spend` frees its typed records as they are merged (`parsed` is then spent): each is

@@ -1,6 +1,6 @@
 """The summary page (`report --format html`): totals, speed-up distributions, where the time was saved, every entry.
 
-Built from the summary's plain data (reporting.Loaded.data, what `--format json` writes), not the pydantic model.
+Built from the summary's plain data (report.api.Loaded.data, what `--format json` writes), not the pydantic model.
 """
 
 from __future__ import annotations

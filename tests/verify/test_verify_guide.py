@@ -1,4 +1,4 @@
-"""The verify guide's markdown example is real output: `python -m tests.verify.test_readme_verify` prints it afresh.
+"""The verify guide's markdown example is real output: `python -m tests.verify.test_verify_guide` prints it afresh.
 
 The command runs on the simulator in a scratch directory; paths, ids, the host and the Python version are replaced by
 the values docs/guide/verify.md shows. Step times are noisy by design, so numbers and hashes are compared masked.
