@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 TABLE, JSON, CSV, MARKDOWN = OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.CSV, OutputFormat.MARKDOWN
 HTML = OutputFormat.HTML
-MAX_PERCENT = 1000.0
 
 
 def format_option(*formats: OutputFormat, notes: str = "") -> typer.models.OptionInfo:
@@ -92,21 +91,6 @@ def whole_number(text: str | None, option: str, minimum: int = 0, maximum: int |
     if value < minimum or (maximum is not None and value > maximum):
         raise UsageError(f"{option}: {text!r} is not a whole number {expected}")
     return value
-
-
-def parse_percent(text: str, option: str) -> float:
-    """'2', '2%' or '2.5 %' as a percentage from 0 to 1000, both included."""
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        raise UsageError(f"{option}: {text!r} is not a percentage (for example 2 or 2%)") from None
-    if not 0 <= value <= MAX_PERCENT:  # NaN fails too
-        raise UsageError(f"{option}: {text!r} must be between 0% and {MAX_PERCENT:g}%")
-    return value
-
-
-def optional_percent(text: str | None, option: str) -> float | None:
-    return parse_percent(text, option) if text is not None else None
 
 
 def required_text(text: str, what: str) -> str:

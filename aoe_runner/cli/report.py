@@ -19,7 +19,6 @@ from aoe_runner.cli.options import (
     emit,
     format_option,
     output_option,
-    parse_percent,
     required_text,
     whole_number,
 )
@@ -27,6 +26,7 @@ from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.common import collector
 from aoe_runner.common.exiting import leave
+from aoe_runner.common.quantities import parse_percent
 from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, UsageError
 from aoe_runner.report.rules import DEFAULT_THRESHOLD_PCT

@@ -110,9 +110,9 @@ def runs_prune(
     dry_run: PruneDryRun = False,
 ) -> int:
     """Remove old runs and the stored bank contents only they needed; a dry run unless --yes."""
+    from aoe_runner.common.quantities import optional_duration
     from aoe_runner.runs.prune import PruneRule, select
     from aoe_runner.store.config import open_store
-    from aoe_runner.tune.request import optional_duration
 
     older_than_s = optional_duration(older_than, "--older-than")
     keeping = whole_number(keep, "--keep")

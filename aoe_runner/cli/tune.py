@@ -69,8 +69,9 @@ def tune(
 ) -> int:
     """Run a training script under AOE tuning: preflight, device lock, live progress, a full run record."""
     from aoe_runner.common.modes import TuneMode
+    from aoe_runner.common.quantities import optional_duration, parse_duration
     from aoe_runner.store.config import open_store
-    from aoe_runner.tune.request import TuneRequest, optional_duration, parse_duration
+    from aoe_runner.tune.request import TuneRequest
 
     if mode is None:
         raise UsageError("tune needs --mode op or --mode subgraph")

@@ -17,8 +17,6 @@ from aoe_runner.cli.options import (
     Python,
     ScriptArguments,
     emit,
-    optional_percent,
-    parse_percent,
 )
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
@@ -88,9 +86,9 @@ def verify(
     grace: Grace = "10s",
 ) -> int:
     """Prove that the tuned bank makes training faster: baseline and tuned runs, interleaved, with a verdict and gates."""
+    from aoe_runner.common.quantities import optional_duration, optional_percent, parse_duration, parse_percent
     from aoe_runner.render.tune_progress import TerminalReporter
     from aoe_runner.store.config import open_store
-    from aoe_runner.tune.request import optional_duration, parse_duration
     from aoe_runner.verify.gates import Gates
     from aoe_runner.verify.session import VerifyRequest, run_verify
 

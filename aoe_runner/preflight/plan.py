@@ -8,6 +8,7 @@ from typing import Any
 
 from aoe_runner.common.modes import TuneMode
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.quantities import parse_size
 from aoe_runner.errors import UsageError
 
 __all__ = ["Plan", "TuneMode", "plan_for"]
@@ -42,16 +43,3 @@ def plan_for(mode: str | None, procs: int = 1, model_memory: str | None = None, 
         raise UsageError(f"--procs: {procs} is not a positive number of processes")
     memory = parse_size(model_memory, "--model-memory") if model_memory is not None else None
     return Plan(mode=chosen, mode_source=source, procs=procs, model_memory_bytes=memory)
-
-
-def parse_size(text: str, option: str) -> int:
-    """A human size as pydantic reads it: `12GiB` (binary), `12GB` or `12G` (decimal), or bytes."""
-    from pydantic import ByteSize, TypeAdapter, ValidationError  # only when a size is given
-
-    try:
-        size = int(TypeAdapter(ByteSize).validate_python(text.strip()))
-    except ValidationError:
-        raise UsageError(f"{option}: {text!r} is not a size (examples: 12GiB, 16GB, 512MiB)") from None
-    if size <= 0:
-        raise UsageError(f"{option}: {text!r} must be more than zero")
-    return size

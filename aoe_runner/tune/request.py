@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -15,9 +14,6 @@ from aoe_runner.preflight.plan import TuneMode
 
 TE_PARALLEL_RANGE = range(1, 33)  # AOE.md §1: TE_PARALLEL_COMPILER is 1..32
 DEFAULT_GRACE_S = 10.0
-MAX_DURATION_S = 365 * 86400.0  # a year: more is a typo (or 400 nines, which float() makes infinite)
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h|d)?", re.IGNORECASE)
-_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 @dataclass
@@ -95,31 +91,3 @@ def device_id(explicit: int | None, base: Mapping[str, str]) -> int:
     if not inherited.isdigit():
         raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
     return int(inherited)
-
-
-def optional_duration(text: str | None, option: str) -> float | None:
-    """parse_duration of an option that may be left out."""
-    return None if text is None else parse_duration(text, option)
-
-
-def parse_duration(text: str, option: str) -> float:
-    """`90` or `90s`, `30m`, `2h`, `1h30m`, `500ms`: seconds, more than zero."""
-    cleaned = text.strip()
-    parts = list(_DURATION_PART.finditer(cleaned))
-    if not parts or "".join(part.group(0) for part in parts).replace(" ", "") != cleaned.replace(" ", ""):
-        raise UsageError(f"{option}: {text!r} is not a duration (examples: 90, 90s, 30m, 2h, 1h30m)")
-    seconds = sum(float(part.group(1)) * _SECONDS[(part.group(2) or "s").lower()] for part in parts)
-    if seconds <= 0:
-        raise UsageError(f"{option}: {text!r} must be more than zero")
-    if seconds > MAX_DURATION_S:
-        raise UsageError(f"{option}: {text!r} is more than {format_duration(MAX_DURATION_S)}")
-    return seconds
-
-
-def format_duration(seconds: float) -> str:
-    """The inverse of parse_duration, shortest form: 5400 -> '1h30m', 0.5 -> '0.5s'."""
-    if seconds < 60:
-        return f"{seconds:g}s"
-    whole = round(seconds)
-    parts = [(whole // 86400, "d"), (whole % 86400 // 3600, "h"), (whole % 3600 // 60, "m"), (whole % 60, "s")]
-    return "".join(f"{value}{unit}" for value, unit in parts if value)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from aoe_runner.common.devlock import BankLock, DeviceLock, LockHolder
 from aoe_runner.common.locks import run_command
+from aoe_runner.common.quantities import format_duration
 from aoe_runner.common.safe_text import visible
 from aoe_runner.errors import AoeRunnerError
 from aoe_runner.preflight.facts import HostFacts, default_bank, gather_facts, resolve_against
@@ -21,7 +22,7 @@ from aoe_runner.runs.manifest import PreflightOutcome, RunManifest, RunStatus
 from aoe_runner.tune.gate import Gate, refuse_unforcible, run_preflight
 from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.relay import TerminalOutput
-from aoe_runner.tune.request import TuneRequest, format_duration
+from aoe_runner.tune.request import TuneRequest
 from aoe_runner.tune.signals import CountedSignals
 
 WORK_DIR = "work"

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from aoe_runner.common.lifeline import die_with_this_process
+from aoe_runner.common.quantities import format_duration
 from aoe_runner.errors import InputError
 from aoe_runner.tune.pipes import (
     BATCH_WAIT_S,
@@ -31,7 +32,6 @@ from aoe_runner.tune.pipes import (
     widen,
 )
 from aoe_runner.tune.relay import TerminalWriter
-from aoe_runner.tune.request import format_duration
 from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
 
 PIPE_DRAIN_S = 2.0  # after everything is killed, how long to wait for pipes something unkillable still holds

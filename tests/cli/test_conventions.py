@@ -158,8 +158,8 @@ def test_script_arguments_before_dashes_are_refused(cli, tmp_path: Path) -> None
             "error: --procs: '1.5' is not a whole number of at least 1 (see 'aoe-runner preflight --help')\n",
         ),
         (
-            ["report", "--diff", "a", "b", "--threshold", "1001"],
-            "error: --threshold: '1001' must be between 0% and 1000% (see 'aoe-runner report --help')\n",
+            ["report", "--diff", "a", "b", "--threshold", "1001%"],
+            "error: --threshold: '1001%' must be between 0% and 1000% (see 'aoe-runner report --help')\n",
         ),
         (
             ["validate"],
@@ -185,7 +185,7 @@ def test_usage_errors_speak_in_one_voice(cli, argv: list[str], message: str) -> 
 
 
 def test_a_threshold_of_1000_percent_is_inside_the_range_it_names(cli) -> None:  # type: ignore[no-untyped-def]
-    assert cli(*DIFF, "--threshold", "1000").code == 0
+    assert cli(*DIFF, "--threshold", "1000%").code == 0
 
 
 def test_an_aoe_ini_that_is_not_there_is_bad_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

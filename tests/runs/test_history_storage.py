@@ -339,7 +339,7 @@ def test_a_hand_edited_manifest_beyond_what_a_run_can_record_is_one_line_and_the
 
 def test_a_duration_beyond_a_year_is_a_usage_error(tmp_path: Path) -> None:
     """Four hundred nines made an infinite --timeout: OverflowError in --dry-run, and a real run recorded no timeout."""
-    ran = aoe_runner(Home(tmp_path), "tune", "train.py", "--mode", "op", "--timeout", "9" * 400, "--dry-run")
+    ran = aoe_runner(Home(tmp_path), "tune", "train.py", "--mode", "op", "--timeout", "9" * 400 + "s", "--dry-run")
     assert ran.returncode == 2
     assert "--timeout: " in ran.stderr and "is more than 365d" in ran.stderr
 

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aoe_runner.common.quantities import parse_duration
 from aoe_runner.errors import UsageError
 from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.blobs import BlobStore
@@ -24,7 +25,6 @@ from aoe_runner.tune import pipes, relay, supervisor
 from aoe_runner.tune.markers import HINTS, MARKERS, MarkerScanner
 from aoe_runner.tune.pipes import READ_PIECE, gather_below, read_unpolled_again, take_available
 from aoe_runner.tune.relay import TerminalWriter
-from aoe_runner.tune.request import parse_duration
 from aoe_runner.tune.signals import CountedSignals
 from aoe_runner.tune.watch import ResultWatcher
 from tests.conftest import SAMPLES
@@ -33,13 +33,13 @@ from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("90", 90), ("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400), ("500ms", 0.5), ("1.5 h", 5400), ("1d", 86400)],
+    [("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400), ("500ms", 0.5), ("1.5 h", 5400), ("1d", 86400)],
 )
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text, "--timeout") == seconds
 
 
-@pytest.mark.parametrize("text", ["", "soon", "10x", "-5s", "0", "1h and 2m", "m"])
+@pytest.mark.parametrize("text", ["", "soon", "10x", "-5s", "0s", "90", "1h30", "1h and 2m", "m"])
 def test_bad_durations(text: str) -> None:
     with pytest.raises(UsageError, match="--timeout: "):
         parse_duration(text, "--timeout")

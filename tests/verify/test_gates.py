@@ -19,7 +19,7 @@ def _runs(rng: random.Random, medians: list[float], steps: int = 200, noise: flo
 
 
 def test_every_gate_passes_on_a_clearly_faster_bank_and_says_by_how_much(home: Home) -> None:
-    gates = ("--repeats", "2", "--min-speedup", "5%", "--min-mean-speedup", "5", "--max-tail-regression", "2%")
+    gates = ("--repeats", "2", "--min-speedup", "5%", "--min-mean-speedup", "5%", "--max-tail-regression", "2%")
     result = aoe_runner(
         home, "verify", str(SIMULATOR), "--bank", "bank", "-f", "json", *gates, "--", "steps", "40", "--bank-factor", "0.8"
     )
