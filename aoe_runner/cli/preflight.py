@@ -28,6 +28,7 @@ AoeIni = Annotated[
 Soc = Annotated[str | None, typer.Option("--soc", metavar="NAME", help="SoC name, e.g. Ascend910B3 [default: npu-smi].")]
 Format = Annotated[str | None, format_option(*FORMATS, notes=" (json: the facts and every check)")]
 Strict = Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show every check, and where each number came from.")]
 SaveFacts = Annotated[
     str | None, typer.Option("--save-facts", metavar="FILE", help="Also write the host facts to FILE (- is stdout).")
 ]
@@ -50,6 +51,7 @@ def preflight(
     strict: Strict = False,
     save_facts: SaveFacts = None,
     facts_file: Facts = None,
+    verbose: Verbose = False,
 ) -> int:
     """Check this host against every documented AOE precondition: formula, measured value and fix for each."""
     from aoe_runner.preflight.report import preflight_report, write_facts
@@ -62,5 +64,5 @@ def preflight(
     if save_facts is not None:
         write_facts(result.facts, save_facts)
         terminal.info(f"wrote {save_facts}")
-    emit(terminal, formatter.preflight(result), output)
+    emit(terminal, formatter.preflight(result, verbose), output)
     return result.exit_code(strict)

@@ -44,14 +44,15 @@ class Terminal:
     def err_is_terminal(self) -> bool:
         return _isatty(self.err)
 
-    def width(self, wide: bool = False) -> int | None:
-        """Columns a table may use: None (no limit) with --wide or when stdout is not a terminal; COLUMNS wins."""
+    def width(self, wide: bool = False, stream: TextIO | None = None) -> int | None:
+        """Columns a table on stdout (or `stream`) may use: None (no limit) with --wide or when it is not a terminal;
+        COLUMNS wins."""
         if wide:
             return None
         columns = os.environ.get("COLUMNS", "").strip()
         if columns.isdigit() and int(columns) > 0:
             return int(columns)
-        if not _isatty(self.out):
+        if not _isatty(stream or self.out):
             return None
         import shutil
 

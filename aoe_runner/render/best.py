@@ -6,11 +6,17 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from aoe_runner.common.safe_text import visible
+from aoe_runner.render.table import Column
+from aoe_runner.render.table import render as render_table
 
 if TYPE_CHECKING:
     from aoe_runner.store.best import Best
 
-HEADERS = ["kind", "name", "tuned µs", "baseline µs", "speed-up", "run", "host", "started"]
+COLUMNS = [
+    Column("kind"), Column.text("name"), Column.number("tuned µs"), Column.number("baseline µs", optional=True),
+    Column.number("speed-up"), Column("run"), Column("host"), Column("started", optional=True),
+]  # fmt: skip
+HEADERS = [column.header for column in COLUMNS]
 
 
 def best_json(found: list[Best]) -> str:
@@ -25,14 +31,11 @@ def best_csv(found: list[Best]) -> str:
     return write_csv(HEADERS, [_cells(best) for best in found])
 
 
-def best_table(found: list[Best]) -> str:
-    cells = [_cells(best) for best in found]
+def best_table(found: list[Best], width: int | None = None) -> str:
     if not found:
         return "no recorded run has operator results for this SoC and script\n"
-    from tabulate import tabulate
-
-    rows = [[visible(str(cell)) for cell in row] for row in cells]
-    return tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True) + "\n"
+    rows = [[visible(str(cell)) for cell in _cells(best)] for best in found]
+    return render_table(COLUMNS, rows, width) + "\n"
 
 
 def _cells(best: Best) -> list[object]:

@@ -46,7 +46,7 @@ class CsvFormatter(Formatter):
     def diff(self, view: DiffView, top: int | None) -> str:
         return self.diff_csv(view.diff, top)
 
-    def preflight(self, report: PreflightReport) -> str:
+    def preflight(self, report: PreflightReport, verbose: bool = False) -> str:
         from aoe_runner.render.preflight_table import render_preflight_csv
 
         return render_preflight_csv(report)

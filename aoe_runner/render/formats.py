@@ -69,7 +69,7 @@ class Formatter:
     def diff(self, view: DiffView, top: int | None) -> Output:
         raise self.not_offered("report --diff")
 
-    def preflight(self, report: PreflightReport) -> Output:
+    def preflight(self, report: PreflightReport, verbose: bool = False) -> Output:
         raise self.not_offered("preflight")
 
     def validation(self, checked: Sequence[FileCheck], errors: Sequence[InputError]) -> Output:

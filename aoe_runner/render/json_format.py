@@ -52,7 +52,7 @@ class JsonFormatter(Formatter):
     def diff(self, view: DiffView, top: int | None) -> str:
         return self.diff_model(view.diff, top)
 
-    def preflight(self, report: PreflightReport) -> str:
+    def preflight(self, report: PreflightReport, verbose: bool = False) -> str:
         return dump_json(report)
 
     def validation(self, checked: Sequence[FileCheck], errors: Sequence[InputError]) -> str:

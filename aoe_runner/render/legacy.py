@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from aoe_runner.render.numbers import difference, ratio
+from aoe_runner.render.table import Column
 from aoe_runner.render.text_blocks import TextBlocks, limited, num, speedup
 from aoe_runner.report.legacy import LegacySummary, label
 
@@ -19,7 +20,11 @@ if TYPE_CHECKING:
 
 LEGACY_LAYOUT = "legacy_auto_tune"
 VARIANTS = {"training": "AOE training", "offline": "AOE offline CLI", LEGACY_LAYOUT: "legacy Auto Tune (CANN 5.x and earlier)"}
-HEADERS = ["operator", "before", "after", "speed-up", "saved", "update", "tuned", "flag"]
+COLUMNS = [
+    Column.text("operator"), *map(Column.number, ("before", "after", "speed-up", "saved")), Column("update"),
+    Column.number("tuned", optional=True), Column("flag", optional=True),
+]  # fmt: skip
+FILE_COLUMNS = [Column.text("file"), Column("variant"), Column.number("reports"), Column("partial", optional=True)]
 KIND = "legacy_operator"
 UNIT = "unknown"
 
@@ -56,7 +61,7 @@ def _legacy_block(formatter: TextBlocks, legacy: LegacySummary, rows: int, min_g
             f"{files} (tune_result_*.json). Auto Tune does not state its time unit: these times are shown as written,"
             " never as µs, and are left out of every figure above."
         ),
-        f.table(["", ""], _totals_rows(legacy), key_value=True),
+        f.pairs(_totals_rows(legacy)),
     ]
     if legacy.entries:
         title = "Legacy Auto Tune operators by time saved (time unit not stated)"
@@ -66,7 +71,7 @@ def _legacy_block(formatter: TextBlocks, legacy: LegacySummary, rows: int, min_g
              e.times_tuned, "conflict" if e.conflict else "")
             for e in shown
         ]  # fmt: skip
-        parts += [f.title(limited(title, rows, len(legacy.entries))), f.table(HEADERS, table_rows)]
+        parts += [f.title(limited(title, rows, len(legacy.entries))), f.table(COLUMNS, table_rows)]
     parts += f.bullets(f"Legacy Auto Tune, no real gain (speed-up below {1 + min_gain_pct / 100:.3g}x)", legacy.no_real_gain)
     parts += f.bullets(
         "Legacy Auto Tune conflicts (latest result slower than an earlier one from another file)", legacy.conflicts
@@ -95,5 +100,4 @@ def _files_block(formatter: TextBlocks, files: list[FileInfo], rows: int) -> lis
         (f.text(info.path), VARIANTS.get(info.layout, info.layout), info.reports, "yes" if info.partial else "")
         for info in files[:rows]
     ]
-    headers = ["file", "variant", "reports", "partial"]
-    return [f.title(limited("Files by variant", rows, len(files))), f.table(headers, table_rows)]
+    return [f.title(limited("Files by variant", rows, len(files))), f.table(FILE_COLUMNS, table_rows)]

@@ -8,11 +8,14 @@ from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.common.words import count
 from aoe_runner.preflight.checks import CheckResult, Status
 from aoe_runner.preflight.report import PreflightReport
-from aoe_runner.render.width import table, wrap_line
+from aoe_runner.render.table import WORDS, Column
+from aoe_runner.render.table import render as render_table
+from aoe_runner.render.width import wrap, wrap_line
 
 _LABELS = {Status.PASS: "ok", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "skip"}
 _ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.SKIP: 2, Status.PASS: 3}
-HEADERS = ["status", "check", "observed", "required", "fix"]
+COLUMNS = [Column("status"), Column.prose("check"), Column.prose("observed"), Column.prose("required"), Column.prose("fix")]
+HEADERS = [column.header for column in COLUMNS]
 CSV_COLUMNS = ("id", "status", "check", "observed", "required", "fix", "formula", "sources", "reference")
 
 
@@ -23,12 +26,37 @@ def render_preflight(report: PreflightReport, width: int | None = None, as_markd
     if as_markdown:
         lines.append(tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True))
     else:
-        lines.append(table(HEADERS, rows, width))
+        lines.append(render_table(COLUMNS, rows, width))
     formulas = _formulas(report, None if as_markdown else width)
     if formulas:
         lines += ["", "formulas:", *(["", "```text", *formulas, "```"] if as_markdown else formulas)]
     lines += ["", _totals(report)]
     return "\n".join(lines) + "\n"
+
+
+def render_preflight_short(report: PreflightReport, width: int | None = None) -> str:
+    """What needs action: each failure and warning with its formula and fix, then one line for the rest."""
+    lines = [*(wrap_line(visible(line), width, "  ") for line in _header(report)), ""]
+    for check in (c for c in _ordered(report) if c.status in (Status.FAIL, Status.WARN)):
+        label = f"{_LABELS[check.status]:<6}"
+        lines.append(_indented(f"{check.title}: {check.observed}; needs {check.required}", label, width))
+        if check.formula:
+            lines.append(_indented(check.formula, " " * len(label), width))
+        if check.fix:
+            lines.append(_indented(f"fix: {check.fix}", " " * len(label), width))
+    if len(lines) > 4:
+        lines.append("")
+    skipped = report.count(Status.SKIP)
+    rest = f"{count(report.count(Status.PASS), 'check')} ok" + (f" and {skipped} skipped" if skipped else "")
+    lines += [wrap_line(f"{rest}: -v shows them, and where each number came from", width, "  "), _totals(report)]
+    return "\n".join(lines) + "\n"
+
+
+def _indented(text: str, lead: str, width: int | None) -> str:
+    """`lead` then text, wrapped between words to `width`, the later lines under the first's text."""
+    room = None if width is None else max(width - len(lead), 20)
+    first, *rest = wrap(visible(text), room, WORDS)
+    return "\n".join([lead + first, *(" " * len(lead) + line for line in rest)])
 
 
 def render_preflight_csv(report: PreflightReport) -> str:

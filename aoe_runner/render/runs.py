@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from aoe_runner.common.safe_text import visible
 from aoe_runner.common.words import size_text
-from aoe_runner.render.width import fit
+from aoe_runner.render.table import Column
+from aoe_runner.render.table import render as render_table
 
 if TYPE_CHECKING:
     from aoe_runner.runs.index import RunRow
@@ -27,7 +28,11 @@ def _lifecycle_order(marker: MarkerSeen) -> int:
     return MARKER_ORDER.index(marker.kind) if marker.kind in MARKER_ORDER else len(MARKER_ORDER)
 
 
-LIST_HEADERS = ["run", "started", "status", "mode", "device", "exit", "results", "script"]
+LIST_COLUMNS = [
+    Column("run"), Column("started"), Column("status"), Column("mode"), Column.number("device", optional=True),
+    Column.number("exit", optional=True), Column.number("results", optional=True), Column.text("script"),
+]  # fmt: skip
+LIST_HEADERS = [column.header for column in LIST_COLUMNS]
 
 
 def run_list_json(rows: list[RunRow]) -> str:
@@ -56,7 +61,7 @@ def render_run_list(rows: list[RunRow], width: int | None = None) -> str:
     if not rows:
         return "no runs recorded\n"
     cells = [[visible(str(cell)) for cell in row] for row in _list_cells(rows)]
-    return _aligned([LIST_HEADERS, *fit(LIST_HEADERS, cells, width)])
+    return render_table(LIST_COLUMNS, cells, width) + "\n"
 
 
 def _list_cells(rows: list[RunRow]) -> list[list[object]]:
@@ -73,25 +78,6 @@ def _list_cells(rows: list[RunRow]) -> list[list[object]]:
         ]
         for row in rows
     ]
-
-
-def _aligned(rows: list[list[str]]) -> str:
-    """Left-aligned columns under a dashed rule, as tabulate's "simple" style, at a fraction of its cost on 10k rows.
-
-    A wrapped cell (newlines inside) makes its row several lines high.
-    """
-    widths = [max(len(line) for row in rows for line in row[column].split("\n")) for column in range(len(rows[0]))]
-    rule = ["-" * width for width in widths]
-    lines = []
-    for row in [rows[0], rule, *rows[1:]]:
-        if not any("\n" in cell for cell in row):
-            lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-            continue
-        split = [cell.split("\n") for cell in row]
-        for index in range(max(map(len, split))):
-            parts = [part[index] if index < len(part) else "" for part in split]
-            lines.append("  ".join(part.ljust(width) for part, width in zip(parts, widths, strict=True)).rstrip())
-    return "\n".join(lines) + "\n"
 
 
 def render_run(manifest: RunManifest, run_dir: Path) -> str:

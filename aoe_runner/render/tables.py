@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from aoe_runner.common.words import count
 from aoe_runner.render.formats import DiffView, Formatter, SummaryView
+from aoe_runner.render.table import Column
 from aoe_runner.render.text_blocks import TextBlocks, flags, limited, num, speedup
 
 if TYPE_CHECKING:
@@ -39,10 +40,13 @@ class TableFormatter(TextBlocks, Formatter):
     def diff(self, view: DiffView, top: int | None) -> str:
         return self.diff_text(view.diff, top)
 
-    def preflight(self, report: PreflightReport) -> str:
-        from aoe_runner.render.preflight_table import render_preflight
+    def preflight(self, report: PreflightReport, verbose: bool = False) -> str:
+        """What needs action; with `verbose`, and in markdown, every check and every formula."""
+        from aoe_runner.render.preflight_table import render_preflight, render_preflight_short
 
-        return render_preflight(report, self.columns, as_markdown=self.markdown)
+        if self.markdown or verbose:
+            return render_preflight(report, self.columns, as_markdown=self.markdown)
+        return render_preflight_short(report, self.columns)
 
     def validation(self, checked: Sequence[FileCheck], errors: Sequence[InputError]) -> str:
         from aoe_runner.render.validate_report import validation_text
@@ -62,12 +66,12 @@ class TableFormatter(TextBlocks, Formatter):
     def best(self, found: list[Best]) -> str:
         from aoe_runner.render.best import best_table
 
-        return best_table(found)
+        return best_table(found, self.width)
 
     def verify(self, report: VerifyReport) -> str:
         from aoe_runner.render.verify_report import render_verify
 
-        return render_verify(report, markdown=self.markdown)
+        return render_verify(report, markdown=self.markdown, width=self.columns)
 
     def summary_text(self, summary: BankSummary, top: int | None) -> str:
         rows = top or DEFAULT_ROWS
@@ -79,28 +83,28 @@ class TableFormatter(TextBlocks, Formatter):
                 f"{count(t.subgraphs, 'subgraph')} ({t.subgraphs_added} added, {t.subgraphs_updated} updated), "
                 f"from {count(t.reports, 'report')} in {count(t.files, 'file')} ({t.partial_files} partial)."
             ),
-            self.table(["", ""], self._totals_rows(summary), key_value=True),
+            self.pairs(self._totals_rows(summary)),
         ]
         if summary.operators:
             parts += [self.title(limited("Operators by time saved", rows, len(summary.operators))),
-                      self.table(OPERATOR_HEADERS, [self._operator_row(e) for e in summary.operators[:rows]])]  # fmt: skip
+                      self.table(OPERATOR_COLUMNS, [self._operator_row(e) for e in summary.operators[:rows]])]  # fmt: skip
         if summary.subgraphs:
             parts += [self.title(limited("Subgraphs by time saved", rows, len(summary.subgraphs))),
-                      self.table(SUBGRAPH_HEADERS, [self._subgraph_row(e) for e in summary.subgraphs[:rows]])]  # fmt: skip
+                      self.table(SUBGRAPH_COLUMNS, [self._subgraph_row(e) for e in summary.subgraphs[:rows]])]  # fmt: skip
         if summary.op_types:
             op_type_rows = [
                 (self.text(s.op_type), s.entries, num(s.time_saved_us), speedup(s.median_speedup))
                 for s in summary.op_types[:rows]
             ]
             parts += [self.title(limited("Per op type", rows, len(summary.op_types))),
-                      self.table(["op type", "entries", "saved µs", "median speed-up"], op_type_rows)]  # fmt: skip
+                      self.table(OP_TYPE_COLUMNS, op_type_rows)]  # fmt: skip
         if summary.model_times:
             model_rows = [
                 (self.text(p.section), self.text(p.tuning_name or ""), num(p.before_ms), num(p.after_ms), speedup(p.speedup))
                 for p in summary.model_times
             ]
             parts += [self.title("Model-level times"),
-                      self.table(["section", "tuning name", "before ms", "after ms", "speed-up"], model_rows)]  # fmt: skip
+                      self.table(MODEL_COLUMNS, model_rows)]  # fmt: skip
         no_gain_title = f"No real gain (speed-up below {1 + summary.min_gain_pct / 100:.3g}x)"
         parts += self.bullets(no_gain_title, summary.no_real_gain)
         parts += self.bullets("Conflicts (latest result slower than an earlier one from another file)", summary.conflicts)
@@ -141,8 +145,7 @@ class TableFormatter(TextBlocks, Formatter):
                 )
                 for c in changed[:rows]
             ]
-            headers = ["change", "kind", "entry", "old after", "new after", "unit", "after Δ"]
-            parts += [self.title(limited("Changed entries", rows, len(changed))), self.table(headers, change_rows)]
+            parts += [self.title(limited("Changed entries", rows, len(changed))), self.table(CHANGE_COLUMNS, change_rows)]
         if diff.model_deltas:
             delta_rows = [
                 (d.change.words, self.text(d.section), self.text(d.tuning_name or ""), num(d.old_after_ms),
@@ -150,7 +153,7 @@ class TableFormatter(TextBlocks, Formatter):
                 for d in diff.model_deltas
             ]  # fmt: skip
             parts += [self.title("Model-level times"),
-                      self.table(["change", "section", "tuning name", "old ms", "new ms", "Δ"], delta_rows)]  # fmt: skip
+                      self.table(MODEL_CHANGE_COLUMNS, delta_rows)]  # fmt: skip
         return "\n\n".join(parts) + "\n"
 
     def _totals_rows(self, summary: BankSummary) -> list[tuple[str, str]]:
@@ -184,8 +187,26 @@ class TableFormatter(TextBlocks, Formatter):
                 e.update_mode.value, e.times_tuned, flags(e.conflict))  # fmt: skip
 
 
-OPERATOR_HEADERS = ["operator", "op type", "mode", "before µs", "after µs", "speed-up", "saved µs", "update", "tuned", "flag"]
-SUBGRAPH_HEADERS = ["repo_key", "before ms", "after ms", "speed-up", "saved ms", "update", "tuned", "flag"]
+UPDATE = Column("update", optional=True)
+TUNED = Column.number("tuned", optional=True)
+FLAG = Column("flag", optional=True)
+OPERATOR_COLUMNS = [
+    Column.text("operator"), Column.text("op type"), Column("mode"), Column.number("before µs", optional=True),
+    Column.number("after µs"), Column.number("speed-up"), Column.number("saved µs"), UPDATE, TUNED, FLAG,
+]  # fmt: skip
+SUBGRAPH_COLUMNS = [
+    Column.text("repo_key"), Column.number("before ms", optional=True), *map(Column.number, ("after ms", "speed-up", "saved ms")),
+    UPDATE, TUNED, FLAG,
+]  # fmt: skip
+OP_TYPE_COLUMNS = [Column.text("op type"), *map(Column.number, ("entries", "saved µs", "median speed-up"))]
+MODEL_COLUMNS = [Column("section"), Column.text("tuning name"), *map(Column.number, ("before ms", "after ms", "speed-up"))]
+CHANGE_COLUMNS = [
+    Column("change"), Column("kind"), Column.text("entry"), Column.number("old after"), Column.number("new after"),
+    Column("unit", optional=True), Column.number("after Δ"),
+]  # fmt: skip
+MODEL_CHANGE_COLUMNS = [
+    Column("change"), Column("section"), Column.text("tuning name"), *map(Column.number, ("old ms", "new ms", "Δ")),
+]  # fmt: skip
 
 
 def _pct(value: float | None) -> str:

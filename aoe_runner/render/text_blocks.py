@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from aoe_runner.common.safe_text import markdown, visible
+from aoe_runner.render.table import Column
+from aoe_runner.render.table import render as render_table
 from aoe_runner.render.width import table as width_table
 from aoe_runner.render.width import wrap, wrap_line
 
@@ -26,11 +28,19 @@ class TextBlocks:
         lines = wrap(text, self.width)
         return "\n".join(lines) + "\n" + "-" * max(len(line) for line in lines)
 
-    def table(self, headers: Sequence[str], rows: Sequence[Sequence[object]], key_value: bool = False) -> str:
+    def table(self, columns: Sequence[Column], rows: Sequence[Sequence[object]]) -> str:
+        """A table of these columns: fitted to the terminal (render/table.py), or in markdown."""
         cells = [[str(cell) for cell in row] for row in rows]
         if self.markdown:
-            return tabulate(cells, headers=headers, tablefmt="github", disable_numparse=True)
-        return width_table(None if key_value else headers, cells, self.width)
+            return tabulate(cells, headers=[column.header for column in columns], tablefmt="github", disable_numparse=True)
+        return render_table(columns, cells, self.width)
+
+    def pairs(self, rows: Sequence[Sequence[object]]) -> str:
+        """Names and values, two columns without headers; a long value wraps as prose."""
+        cells = [[str(cell) for cell in row] for row in rows]
+        if self.markdown:
+            return tabulate(cells, headers=["", ""], tablefmt="github", disable_numparse=True)
+        return width_table(None, cells, self.width)
 
     def prose(self, text: str) -> str:
         return wrap_line(text, self.width)

@@ -37,9 +37,9 @@ class TerminalReporter:
         self.clear()
         problems = [check for check in report.checks if check.status in (Status.FAIL, Status.WARN)]
         if not forced or not any(check.status is Status.FAIL for check in problems):
-            from aoe_runner.render.preflight_table import render_preflight  # tabulate: only for the table
+            from aoe_runner.render.preflight_table import render_preflight_short
 
-            write(self.terminal.err, render_preflight(report))
+            write(self.terminal.err, render_preflight_short(report, self.terminal.width(stream=self.terminal.err)))
             return
         for check in problems:
             label = "failed" if check.status is Status.FAIL else "warning"

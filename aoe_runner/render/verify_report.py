@@ -14,6 +14,9 @@ from tabulate import tabulate
 
 from aoe_runner.common.safe_text import csv_cell, visible
 from aoe_runner.common.safe_text import markdown as markdown_text
+from aoe_runner.render.table import Column
+from aoe_runner.render.table import render as render_table
+from aoe_runner.render.width import wrap_line
 from aoe_runner.verify.evidence import Evidence
 from aoe_runner.verify.gates import GateResult
 from aoe_runner.verify.report import VerifyReport
@@ -29,8 +32,9 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-def render_verify(report: VerifyReport, markdown: bool = False) -> str:
-    return _Renderer(markdown).report(report)
+def render_verify(report: VerifyReport, markdown: bool = False, width: int | None = None) -> str:
+    """The report as a person reads it on a terminal `width` columns wide (None: full lines), or as markdown."""
+    return _Renderer(markdown, width).report(report)
 
 
 def render_verify_csv(report: VerifyReport) -> str:
@@ -46,14 +50,14 @@ def render_verify_csv(report: VerifyReport) -> str:
 
 
 class _Renderer:
-    def __init__(self, markdown: bool) -> None:
+    def __init__(self, markdown: bool, width: int | None = None) -> None:
         self.markdown = markdown
-        self.style = "github" if markdown else "simple"
+        self.width = None if markdown else width
         self.shown = markdown_text if markdown else visible
 
     def report(self, report: VerifyReport) -> str:
-        c, setup, evidence = report.comparison, self._setup(report), self._evidence(report.evidence)
-        gates, warnings, runs = self._gates(report.gates), self._warnings(report.warnings), self._runs(report)
+        c, setup, evidence = report.comparison, self._prose(self._setup(report)), self._prose(self._evidence(report.evidence))
+        gates, warnings, runs = self._gates(report.gates), self._prose(self._warnings(report.warnings)), self._runs(report)
         if self.markdown:  # the PR comment's block first, the details after it
             heading = f"## aoe-runner verify: {_outcome(report)}"
             blocks = [
@@ -74,7 +78,7 @@ class _Renderer:
                 setup,
                 self._arms(c),
                 self._changes(c),
-                self._verdict(c),
+                self._prose(self._verdict(c)),
                 gates,
                 evidence,
                 warnings,
@@ -91,16 +95,25 @@ class _Renderer:
             f"{report.repeats} runs per arm, interleaved; step times from {step_format}; warm-up: {report.warmup}"
         )
 
-    def _table(self, rows: list[list[str]], headers: list[str]) -> str:
-        return tabulate(rows, headers=headers, tablefmt=self.style, disable_numparse=True)
+    def _table(self, rows: list[list[str]], columns: list[Column]) -> str:
+        if self.markdown:
+            return tabulate(rows, headers=[c.header for c in columns], tablefmt="github", disable_numparse=True)
+        return render_table(columns, rows, self.width)
+
+    def _prose(self, text: str) -> str:
+        """Lines wrapped to the terminal between words, the later ones of each indented."""
+        if self.width is None:
+            return text
+        return "\n".join(wrap_line(line, self.width, "  ") for line in text.split("\n"))
 
     def _arms(self, c: Comparison) -> str:
-        return self._table([_arm_row(c.baseline), _arm_row(c.tuned)], _ARM_HEADERS)
+        return self._table([_arm_row(c.baseline), _arm_row(c.tuned)], ARM_COLUMNS)
 
     def _changes(self, c: Comparison) -> str:
         level = f"{c.confidence:.0%}"
-        headers = ["statistic", "baseline ms", "tuned ms", "speed-up", f"{level} interval", "tuned vs baseline", "detectable"]
-        return self._table([_change_row(change) for change in c.changes], headers)
+        columns = [Column("statistic"), *map(Column.number, ("baseline ms", "tuned ms", "speed-up")), Column(f"{level} interval"),
+                   Column("tuned vs baseline"), Column.number("detectable", optional=True)]  # fmt: skip
+        return self._table([_change_row(change) for change in c.changes], columns)
 
     def _verdict(self, c: Comparison) -> str:
         covers = "run-to-run and step-to-step variation" if c.interval_covers == "runs and steps" else "step noise only"
@@ -119,10 +132,9 @@ class _Renderer:
              f"{gate.ci_low_pct:+.1f}% to {gate.ci_high_pct:+.1f}%", _gate_result(gate, self.markdown)]
             for gate in gates
         ]  # fmt: skip
-        headers = ["gate", "statistic", "required of the bound", "estimate", "interval", "result"]
         failed = [gate.explanation for gate in gates if not gate.passed]
-        lines = [self._table(rows, headers)]
-        lines += [f"{'- ' if self.markdown else ''}failed: {explanation}" for explanation in failed]
+        lines = [self._table(rows, GATE_COLUMNS)]
+        lines += [self._prose(f"{'- ' if self.markdown else ''}failed: {explanation}") for explanation in failed]
         return "\n\n".join(lines) if self.markdown else "\n".join(lines)
 
     def _evidence(self, e: Evidence) -> str:
@@ -155,7 +167,7 @@ class _Renderer:
             [self.shown(r.run), r.arm, str(r.repeat), str(r.steps_printed), str(r.warmup_dropped), f"{r.median_ms:.3f}"]
             for r in report.runs
         ]
-        return self._table(rows, ["run", "arm", "repeat", "steps", "warm-up dropped", "median ms"])
+        return self._table(rows, RUN_COLUMNS)
 
 
 def _outcome(report: VerifyReport) -> str:
@@ -174,7 +186,17 @@ def _gate_result(gate: GateResult, markdown: bool) -> str:
     return f"{word} ({abs(gate.margin_pct):.1f} points {how})"
 
 
-_ARM_HEADERS = ["arm", "runs", "steps", "median ms", "p10 ms", "p90 ms", "run medians ms"]
+ARM_COLUMNS = [
+    Column("arm"),
+    *map(Column.number, ("runs", "steps", "median ms", "p10 ms", "p90 ms")),
+    Column.prose("run medians ms"),
+]
+GATE_COLUMNS = [
+    Column("gate"), Column("statistic"), Column("required of the bound"), Column.number("estimate"), Column("interval"),
+    Column.prose("result"),
+]  # fmt: skip
+RUN_COLUMNS = [Column("run"), Column("arm"), Column.number("repeat"), Column.number("steps"),
+               Column.number("warm-up dropped", optional=True), Column.number("median ms")]  # fmt: skip
 
 
 def _arm_row(arm: ArmSummary) -> list[str]:

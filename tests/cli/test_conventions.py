@@ -251,7 +251,7 @@ def test_tables_fit_80_columns_and_wide_keeps_full_lines(cli, monkeypatch, comma
 
 def test_paths_wrap_after_a_separator_not_inside_a_name(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("COLUMNS", "100")
-    lines = cli("preflight", "--facts", str(SMALL)).out.splitlines()
+    lines = cli("preflight", "--facts", str(SMALL), "-v").out.splitlines()
     header = next(line for line in lines if line.startswith("status "))
     start, end = header.index("observed"), header.index("required")
     first = next(i for i, line in enumerate(lines) if line.startswith("ok      TUNE_BANK_PATH"))

@@ -33,7 +33,7 @@ def test_the_json_matches_its_generated_schema(cli) -> None:  # type: ignore[no-
 
 
 def test_a_saved_big_server_passes_every_check(cli) -> None:  # type: ignore[no-untyped-def]
-    result = cli("preflight", "--facts", str(SERVER), "--model-memory", "40GiB")
+    result = cli("preflight", "--facts", str(SERVER), "--model-memory", "40GiB", "-v")
     assert result.code == 0, result.out
     assert "0 failed, 0 warnings, 20 passed, 0 skipped" in result.out
     assert (

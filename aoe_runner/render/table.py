@@ -1,0 +1,164 @@
+"""The one table every command prints: it fits a terminal without ever breaking a word.
+
+Identifiers and numbers (run ids, hashes, modes, timestamps, figures) are never split. When the table is wider
+than the terminal, it gives up room in this order, and says under the table what it did:
+1. optional columns whose cell is the same in every row (a `flag` column with no flag, `tuned` always 1) are left
+   out, and their one value is said once;
+2. free-text columns (operator names, script paths) are cut in the middle with `…`, keeping head and tail, the
+   widest first, down to a floor;
+3. prose columns (a check's fix, what it observed) wrap between words and after a path's `/`, never inside a
+   word or a name.
+What still does not fit runs past the edge, whole. `width` None (`--wide`, or no terminal) shows every column and
+every cell whole. wcwidth measures cells, so a CJK name takes the two columns it takes on screen.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from aoe_runner.render.width import text_width, wrap, wrap_line
+
+GAP = 2  # between columns
+TEXT_FLOOR = 16  # a cut text column keeps at least this many columns (or its header's width)
+PROSE_FLOOR = 12  # a wrapped prose column, likewise, but never less than its longest word
+CUT = "…"
+WORDS = re.compile(r"[^/\\ ]*(?:[/\\]+| +|$)")  # a word with its spaces, a path segment with its separator
+
+
+class Kind(Enum):
+    ID = "id"  # never cut or wrapped: run ids, modes, statuses, timestamps
+    NUMBER = "number"  # likewise
+    TEXT = "text"  # may be cut in the middle: names and paths
+    PROSE = "prose"  # may wrap between words: sentences, fixes
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    kind: Kind = Kind.ID
+    optional: bool = False  # may be left out when it is the same in every row
+
+    @classmethod
+    def text(cls, header: str) -> Column:
+        return cls(header, Kind.TEXT)
+
+    @classmethod
+    def prose(cls, header: str) -> Column:
+        return cls(header, Kind.PROSE)
+
+    @classmethod
+    def number(cls, header: str, optional: bool = False) -> Column:
+        return cls(header, Kind.NUMBER, optional)
+
+
+def render(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> str:
+    """Left-aligned columns under a dashed rule, fitted to `width` columns; notes on what was left out or cut."""
+    cells = [[str(cell) for cell in row] for row in rows]
+    shown, widths, notes = _layout(list(columns), cells, width)
+    kept = [columns[index] for index in shown]
+    lines = [_line([c.header for c in kept], widths), _line(["-" * w for w in widths], widths)]
+    cut = False
+    for row in cells:
+        values = [row[index] for index in shown]
+        fitted = [_fit_cell(cell, column.kind, w) for cell, column, w in zip(values, kept, widths, strict=True)]
+        cut = cut or any(
+            part[0] != cell for part, cell, column in zip(fitted, values, kept, strict=True) if column.kind is Kind.TEXT
+        )
+        for index in range(max(len(part) for part in fitted)):
+            lines.append(_line([part[index] if index < len(part) else "" for part in fitted], widths))
+    if cut:
+        notes.append(f"{CUT} marks text cut to fit the terminal: --wide shows it whole")
+    return "\n".join(lines + [wrap_line(f"({note})", width, " ") for note in notes])
+
+
+def _layout(columns: list[Column], cells: list[list[str]], width: int | None) -> tuple[list[int], list[int], list[str]]:
+    """The columns to show, their widths, and notes on what was left out: every column at its natural width when it
+    fits; else without optional columns that are the same in every row, text cut and prose wrapped; then without
+    the other optional columns, rightmost first, until it fits (or none is left to leave out)."""
+    everything = list(range(len(columns)))
+    natural = _natural(columns, cells)
+    if width is None or not cells or _total(natural) <= width:
+        return everything, natural, []
+    constant = {i: cells[0][i] for i, column in enumerate(columns) if column.optional and len({row[i] for row in cells}) == 1}
+    notes = [f"{columns[index].header}: {value or 'none'} in every row, not shown" for index, value in constant.items()]
+    shown = [index for index in everything if index not in constant]
+    optional = [index for index in shown if columns[index].optional]
+    for dropped in range(len(optional) + 1):
+        left_out = optional[len(optional) - dropped :]
+        candidate = [index for index in shown if index not in left_out]
+        widths = _fitted([columns[index] for index in candidate], [[row[index] for index in candidate] for row in cells], width)
+        if _total(widths) <= width:
+            break
+    if left_out:
+        names = ", ".join(columns[index].header for index in left_out)
+        notes.append(f"not shown to fit the terminal: {names}; --wide shows every column")
+    return candidate, widths, notes
+
+
+def _natural(columns: Sequence[Column], cells: list[list[str]]) -> list[int]:
+    return [max([text_width(column.header), *(text_width(row[index]) for row in cells)]) for index, column in enumerate(columns)]
+
+
+def _total(widths: Sequence[int]) -> int:
+    return sum(widths) + GAP * max(len(widths) - 1, 0)
+
+
+def _fitted(columns: Sequence[Column], cells: list[list[str]], width: int | None) -> list[int]:
+    """Column widths: natural, then text columns narrowed (widest first), then prose columns, down to their floors."""
+    widths = _natural(columns, cells)
+    if width is None:
+        return widths
+    floors = [_floor(column, [row[index] for row in cells]) for index, column in enumerate(columns)]
+    for kind in (Kind.TEXT, Kind.PROSE):
+        candidates = [index for index, column in enumerate(columns) if column.kind is kind]
+        while _total(widths) > width:
+            roomy = [index for index in candidates if widths[index] > floors[index]]
+            if not roomy:
+                break
+            widest = max(roomy, key=lambda index: widths[index])
+            widths[widest] -= 1
+    return widths
+
+
+def _floor(column: Column, cells: list[str]) -> int:
+    header = text_width(column.header)
+    if column.kind is Kind.TEXT:
+        return max(header, min(TEXT_FLOOR, max((text_width(cell) for cell in cells), default=0)))
+    if column.kind is Kind.PROSE:
+        longest_word = max((text_width(word.rstrip(" ")) for cell in cells for word in WORDS.findall(cell)), default=0)
+        return max(header, PROSE_FLOOR, longest_word)
+    return max([header, *(text_width(cell) for cell in cells)])
+
+
+def _fit_cell(cell: str, kind: Kind, width: int) -> list[str]:
+    if text_width(cell) <= width:
+        return [cell]
+    if kind is Kind.TEXT:
+        return [middle_cut(cell, width)]
+    if kind is Kind.PROSE:
+        return wrap(cell, width, WORDS)
+    return [cell]  # an identifier runs past its column rather than break
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in `width` columns: its head and tail around `…` (the head gets the odd column)."""
+    room = max(width - 1, 1)
+    head = _take(text, (room + 1) // 2)
+    tail = _take(text[::-1], room - text_width(head))[::-1]
+    return f"{head}{CUT}{tail}"
+
+
+def _take(text: str, room: int) -> str:
+    used = 0
+    for index, char in enumerate(text):
+        used += max(text_width(char), 0)
+        if used > room:
+            return text[:index]
+    return text
+
+
+def _line(parts: Sequence[str], widths: Sequence[int]) -> str:
+    return "".join(part + " " * (width - text_width(part) + GAP) for part, width in zip(parts, widths, strict=True)).rstrip()

@@ -1,0 +1,162 @@
+"""The one table at 60, 80, 120 and unlimited columns, with long and hostile names: identifiers are never split,
+free text is cut in the middle keeping head and tail, prose wraps between words, and what is left out is said."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aoe_runner.common.safe_text import visible
+from aoe_runner.render.best import best_table
+from aoe_runner.render.table import CUT, WORDS, Column, middle_cut, render
+from aoe_runner.render.width import text_width
+from aoe_runner.store.best import Best
+from tests.conftest import DATA, SAMPLES
+from tests.render.hostile import HOSTILE, write_result
+
+WIDTHS = [60, 80, 120, None]
+# the report's operator table without its optional columns and with both names cut: it runs past 60 columns
+NARROWEST_REPORT = 16 + 16 + len("Schedule") + len("after µs") + len("speed-up") + len("saved µs") + 5 * 2
+RUN_ID = "20261126-225405-dab6"
+LONG = "model/encoder/layer_11/attention/self/" + "very_long_segment_" * 12 + "MatMul"
+CJK = "调优算子/注意力/" * 6 + "矩阵乘"
+COLUMNS = [Column("run"), Column.text("operator"), Column("mode"), Column.number("after µs"), Column.prose("fix"),
+           Column.number("tuned", optional=True), Column("flag", optional=True)]  # fmt: skip
+
+
+def _rows() -> list[list[str]]:
+    names = [LONG, CJK, *map(visible, HOSTILE)]
+    return [
+        [RUN_ID, name, "verify:tuned", f"{12.5 * (i + 1):.3f}", "export TE_PARALLEL_COMPILER=1 and run again", "1", ""]
+        for i, name in enumerate(names)
+    ]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_identifiers_and_numbers_are_never_split(width: int | None) -> None:
+    text = render(COLUMNS, _rows(), width)
+    for row in _rows():
+        assert RUN_ID in text and "verify:tuned" in text and row[3] in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_free_text_is_whole_or_cut_in_the_middle_keeping_head_and_tail(width: int | None) -> None:
+    lines = render(COLUMNS, _rows(), width).splitlines()
+    body = [line for line in lines if line.startswith(RUN_ID)]
+    for row, line in zip(_rows(), body, strict=True):
+        shown = line[len(RUN_ID) :].strip().split("  ")[0]
+        if CUT in shown and CUT not in row[1]:
+            head, tail = shown.split(CUT)
+            assert row[1].startswith(head) and row[1].endswith(tail) and head and tail
+        else:
+            assert shown == row[1] or width is not None
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_prose_wraps_between_words_and_never_inside_one(width: int | None) -> None:
+    text = render(COLUMNS, _rows(), width)
+    assert "TE_PARALLEL_COMPILER=1" in text  # the export can be pasted whole
+    words = {word.rstrip(" ") for word in WORDS.findall("export TE_PARALLEL_COMPILER=1 and run again") if word.strip()}
+    assert all(word in text for word in words)
+
+
+# the narrowest this table gets without splitting a word: the run id, a cut name, the mode, a figure, the longest
+# word of the fix, and the gaps between them
+NARROWEST = len(RUN_ID) + 16 + len("verify:tuned") + len("after µs") + len("TE_PARALLEL_COMPILER=1") + 4 * 2
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_a_table_fits_as_far_as_it_can_and_says_what_it_left_out(width: int) -> None:
+    text = render(COLUMNS, _rows(), width)
+    assert max(text_width(line) for line in text.splitlines()) <= max(width, NARROWEST)
+    assert "(tuned: 1 in every row, not shown)" in text and "(flag: none in every row, not shown)" in text.replace("\n ", " ")
+    assert f"{CUT} marks text cut to fit the terminal: --wide shows it whole" in text.replace("\n ", " ")
+
+
+def test_unlimited_width_shows_every_column_and_every_cell_whole() -> None:
+    text = render(COLUMNS, _rows(), None)
+    assert all(row[1] in text for row in _rows())
+    assert "tuned" in text and "flag" in text and "not shown" not in text and CUT not in text.replace(CJK, "")
+
+
+def test_cjk_takes_two_columns_per_character_when_cut() -> None:
+    cut = middle_cut(CJK, 21)
+    assert text_width(cut) <= 21 and cut.startswith("调优") and cut.endswith("矩阵乘")
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(min_size=1, max_size=80), width=st.integers(min_value=2, max_value=60))
+def test_a_middle_cut_fits_and_keeps_the_ends(text: str, width: int) -> None:
+    cut = middle_cut(visible(text), width)
+    shown = visible(text)
+    head, _, tail = cut.partition(CUT)
+    assert text_width(cut) <= max(width, 3) and shown.startswith(head) and shown.endswith(tail)
+
+
+def test_bank_best_fits_the_terminal_without_splitting_ids() -> None:
+    found = [Best("operator", LONG, 12.5, 20.0, 1.6, RUN_ID, "host-" + "x" * 20, "2026-11-26T23:02:45+00:00", "8.0.RC1")]
+    narrowest = len("operator") + 16 + len("tuned µs") + len("speed-up") + len(RUN_ID) + len(found[0].host) + 5 * 2
+    for width in WIDTHS:
+        text = best_table(found, width)
+        assert RUN_ID in text and found[0].host in text
+        if width is not None:
+            assert max(text_width(line) for line in text.splitlines()) <= max(width, narrowest)
+            header = text.splitlines()[0]
+            assert "baseline µs" not in header and "started" not in header and "started" in text.split("-\n")[-1]
+
+
+# Through the real command line, every table at every width
+
+
+def _hostile_corpus(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for number, name in enumerate([LONG, CJK, *HOSTILE]):
+        write_result(corpus / f"{number}", op_name=name)
+    return corpus
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("what", ["report", "diff", "preflight", "preflight -v"])
+def test_every_table_of_the_command_line_at_every_width(cli, monkeypatch, tmp_path: Path, width: int | None, what: str) -> None:  # type: ignore[no-untyped-def]
+    if width is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", str(width))
+    corpus = _hostile_corpus(tmp_path)
+    argv = {
+        "report": ("report", str(corpus)),
+        "diff": ("report", "--diff", str(SAMPLES / "training_opat"), str(corpus)),
+        "preflight": ("preflight", "--facts", str(DATA / "facts" / "small-2c.json"), "--model-memory", "4GiB"),
+        "preflight -v": ("preflight", "--facts", str(DATA / "facts" / "small-2c.json"), "--model-memory", "4GiB", "-v"),
+    }[what]
+    out = cli(*argv).out
+    assert "TE_PARALLEL_COMPI\n" not in out and not re.search(r"\d{8}-\d{6}-\n", out)
+    if what.startswith("preflight"):
+        assert "TE_PARALLEL_COMPILER=1" in out  # the fix can be pasted whole
+    if width is not None and what != "preflight -v":  # the full table has five prose columns: it runs past 80
+        assert max(text_width(line) for line in out.splitlines()) <= max(width, NARROWEST_REPORT), out
+    if width is None:
+        assert out == cli(*argv, "--wide").out  # piped: every column, every cell as written
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_runs_list_never_splits_a_run_id(cli, monkeypatch, tmp_path: Path, width: int | None) -> None:  # type: ignore[no-untyped-def]
+    from tests.tune.runner import SIMULATOR
+
+    if width is not None:
+        monkeypatch.setenv("COLUMNS", str(width))
+    script = tmp_path / ("a_script_with_a_long_name_" * 4 + ".py")
+    script.write_text(SIMULATOR.read_text())
+    monkeypatch.chdir(tmp_path)
+    assert cli("tune", str(script), "--mode", "op", "--force", "--", "steps", "2").code == 0
+    out = cli("runs", "list").out
+    run_id = cli("runs", "list", "--json").out.split('"id": "')[1].split('"')[0]
+    assert run_id in out
+    narrowest = len(run_id) + len("2026-11-27 01:27:22") + len("succeeded") + len("mode") + 16 + 4 * 2
+    if width is not None:
+        assert max(text_width(line) for line in out.splitlines()) <= max(width, narrowest), out
