@@ -47,7 +47,9 @@ def _version(value: bool) -> None:
         raise typer.Exit(ExitCode.OK)
 
 
-VersionFlag = Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")]
+VersionFlag = Annotated[
+    bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+]
 StoreUrl = Annotated[
     str | None,
     typer.Option("--store", metavar="URL", help="The run store: postgresql://... or local [default: AOE_RUNNER_STORE]."),

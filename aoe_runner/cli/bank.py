@@ -20,6 +20,7 @@ from aoe_runner.cli.options import (
 )
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
+from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode
 
 BEST_FORMATS = (TABLE, JSON, CSV)
@@ -39,6 +40,9 @@ def bank_restore(run: Run, dry_run: DryRun = False) -> int:
     restored = restore_before(open_store(warn=terminal.warning), required_text(run, "RUN"), dry_run, planned=show)
     if restored.plan.empty:
         terminal.info(f"{restored.bank} already matches its state before run {restored.run}; nothing to do")
+    elif dry_run:
+        changes = count(len(restored.plan.lines()), "change")
+        terminal.info(f"would restore {restored.bank} to its state before run {restored.run} ({changes}); nothing changed")
     elif restored.backup is not None:
         terminal.info(
             f"restored {restored.bank} to its state before run {restored.run}; the replaced files are in {restored.backup}"

@@ -30,7 +30,7 @@ from aoe_runner.cli.options import (
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.common.words import count
-from aoe_runner.errors import ExitCode, UsageError
+from aoe_runner.errors import ExitCode, InputError, UsageError
 
 if TYPE_CHECKING:
     from aoe_runner.runs.history import RunRow, RunStore
@@ -42,7 +42,7 @@ Limit = Annotated[str, typer.Option("--limit", metavar="N", help="Show the newes
 Host = Annotated[str | None, typer.Option("--host", metavar="HOST", help="Only runs recorded on this host.")]
 ShowAll = Annotated[bool, typer.Option("--all", help="Show every run (ignores --limit).")]
 ListFormat = Annotated[str | None, format_option(*LIST_FORMATS, notes=" (json: one object per run and line)")]
-Run = Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or 'latest'.")]
+Run = Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or 'latest' (the default).")]
 ShowFormat = Annotated[str | None, format_option(TABLE, JSON, notes=" (json: the whole manifest)")]
 Keep = Annotated[str | None, typer.Option("--keep", metavar="N", help="Keep the newest N of the matching runs.")]
 OlderThan = Annotated[
@@ -85,11 +85,29 @@ def runs_list(
     where = RunFilter(
         script=script, mode=mode_name, status=parse_status(status), kind=parse_kind(kind), limit=limited, host=host, soc=soc
     )
-    emit(terminal, formatter.run_list(open_store(warn=terminal.warning).list(where)), output)
+    store = open_store(warn=terminal.warning)
+    rows = store.list(where)
+    if not rows and formatter.format_name == "table":
+        given = _given(script=script, mode=mode, status=status, kind=kind, host=host, soc=soc)
+        emit(terminal, _nothing_matches(store, given), output)
+        return ExitCode.OK
+    emit(terminal, formatter.run_list(rows), output)
     return ExitCode.OK
 
 
-def runs_show(run: Run, output_format: ShowFormat = None, as_json: JsonFlag = False, output: OutputFile = None) -> int:
+def _given(**filters: str | None) -> str:
+    """The filters a user gave, as they typed them: `--script x.py --mode op`."""
+    return " ".join(f"--{name} {value}" for name, value in filters.items() if value is not None)
+
+
+def _nothing_matches(store: RunStore, given: str) -> str:
+    recorded = len(store.list())
+    if not recorded or not given:
+        return "no runs recorded\n"
+    return f"no runs match {given} ({count(recorded, 'run')} recorded)\n"
+
+
+def runs_show(run: Run = "latest", output_format: ShowFormat = None, as_json: JsonFlag = False, output: OutputFile = None) -> int:
     """Show one run's record: command, environment, outcome, markers, result files, bank changes."""
     from aoe_runner.store.config import open_store
 
@@ -154,7 +172,12 @@ def runs_report(script: ScriptFilter = None, output_format: PageFormat = "html",
     if output_format.strip().lower() != "html":
         raise UsageError(f"--format: {output_format!r} is not html ('runs list' gives table, json, csv and markdown)")
     formatter = formatter_for(HTML.value, False, (HTML,), output)
-    runs = history_runs(open_store(warn=terminal.warning), script)
+    store = open_store(warn=terminal.warning)
+    runs = history_runs(store, script)
+    if not runs:
+        which = f"of --script {script} " if script else ""
+        recorded = count(len(store.list()), "run")
+        raise InputError("runs report", f"no tuning run {which}to show ({recorded} recorded); no page written")
     emit(terminal, formatter.history(runs, script), output)
     broken = [error for run in runs for error in run.broken]
     for error in broken:

@@ -174,8 +174,8 @@ def test_script_arguments_before_dashes_are_refused(cli, tmp_path: Path) -> None
             "error: --run: an empty value names nothing (give a run id, a unique prefix of one, or 'latest') (see 'aoe-runner report --help')\n",
         ),
         (
-            ["runs", "show"],
-            "error: runs show needs RUN (a run id, a unique prefix of one, or 'latest') (see 'aoe-runner runs show --help')\n",
+            ["runs", "rm"],
+            "error: runs rm needs RUN (run ids or unique prefixes) (see 'aoe-runner runs rm --help')\n",
         ),
     ],
 )
