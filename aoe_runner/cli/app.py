@@ -10,7 +10,8 @@ from aoe_runner import __version__
 from aoe_runner.cli import bank, completion, preflight, report, runs, store, tune, validate, verify
 from aoe_runner.cli.click_glue import AoeTyper
 from aoe_runner.cli.terminal import terminal
-from aoe_runner.errors import ExitCode
+from aoe_runner.common import colour
+from aoe_runner.errors import ExitCode, UsageError
 
 SCRIPT_COMMAND = {"allow_interspersed_args": True}  # options may follow the script's path; its own arguments go after --
 
@@ -56,9 +57,21 @@ StoreUrl = Annotated[
 ]
 
 
+Color = Annotated[
+    str | None,
+    typer.Option(
+        "--color", metavar="WHEN", help="auto (on a terminal only), always or never [default: auto; NO_COLOR, FORCE_COLOR]."
+    ),
+]
+
+
 @app.callback()
-def _root(version: VersionFlag = False, store: StoreUrl = None) -> None:
+def _root(version: VersionFlag = False, store: StoreUrl = None, color: Color = None) -> None:
     """Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs."""
+    if color is not None:
+        if color.strip().lower() not in colour.CHOICES:
+            raise UsageError(f"--color: {color!r} is not one of {', '.join(colour.CHOICES)}")
+        colour.choose(color.strip().lower())
     if store is not None:
         from aoe_runner.store.config import choose_store
 

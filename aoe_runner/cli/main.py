@@ -19,6 +19,7 @@ from aoe_runner.cli.click_glue import click_exceptions, command_tree, echo_strea
 from aoe_runner.cli.crashlog import run_guarded
 from aoe_runner.cli.options import usage_message
 from aoe_runner.cli.terminal import INVOKED, terminal
+from aoe_runner.common import colour
 from aoe_runner.common.terminal import output_failure
 from aoe_runner.errors import AoeRunnerError, ExitCode, UsageError
 
@@ -33,6 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run(argv: Sequence[str] | None = None) -> int:
     """Dispatch without the crash boundary: usage and domain errors become exit codes, bugs propagate."""
     INVOKED[:] = list(sys.argv[1:] if argv is None else argv)
+    colour.choose("auto")  # --color is this command's: an earlier command in the same process chose for itself
     if os.environ.get(completion.COMPLETE_VARIABLE):
         completion.prepare_completion()
         command = typer.main.get_command(app)  # completion lists every command

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from aoe_runner.cli.options import HTML, choose_format
 from aoe_runner.cli.terminal import INVOKED, terminal
+from aoe_runner.common import colour
+from aoe_runner.common.files import STDOUT
 from aoe_runner.errors import UsageError
 
 if TYPE_CHECKING:
@@ -23,7 +25,8 @@ def formatter_for(
     chosen = choose_format(output_format, as_json, formats)
     if chosen is HTML:
         return chosen.formatter(page=page_context(output))
-    return chosen.formatter(width=terminal.width(wide))
+    to_terminal = output is None or output == STDOUT
+    return chosen.formatter(width=terminal.width(wide), colour=to_terminal and colour.wanted(terminal.out))
 
 
 def page_context(output: str | None) -> PageContext:

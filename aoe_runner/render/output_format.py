@@ -17,7 +17,7 @@ class OutputFormat(str, Enum):
     MARKDOWN = "markdown"
     HTML = "html"  # a whole page, written with -o FILE (render/html)
 
-    def formatter(self, width: int | None = None, page: PageContext | None = None) -> Formatter:
+    def formatter(self, width: int | None = None, page: PageContext | None = None, colour: bool = False) -> Formatter:
         """The formatter this choice names (tables fit `width` columns, pages carry `page`); modules load only when
         chosen."""
         if self is OutputFormat.JSON:
@@ -35,4 +35,4 @@ class OutputFormat(str, Enum):
             return HtmlFormatter(page or PageContext.of([]))
         from aoe_runner.render.tables import TableFormatter
 
-        return TableFormatter(markdown=self is OutputFormat.MARKDOWN, width=width)
+        return TableFormatter(markdown=self is OutputFormat.MARKDOWN, width=width, colour=colour)

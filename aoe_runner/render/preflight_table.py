@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from aoe_runner.common.colour import WORDS as COLOURS
+from aoe_runner.common.colour import paint
 from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.common.words import count
 from aoe_runner.preflight.checks import CheckResult, Status
@@ -19,14 +21,14 @@ HEADERS = [column.header for column in COLUMNS]
 CSV_COLUMNS = ("id", "status", "check", "observed", "required", "fix", "formula", "sources", "reference")
 
 
-def render_preflight(report: PreflightReport, width: int | None = None, as_markdown: bool = False) -> str:
+def render_preflight(report: PreflightReport, width: int | None = None, as_markdown: bool = False, colour: bool = False) -> str:
     text = markdown if as_markdown else visible
     lines = [*(wrap_line(text(line), width, "  ") for line in _header(report)), ""]
     rows = [[_LABELS[c.status], *map(text, (c.title, c.observed, c.required, c.fix or ""))] for c in _ordered(report)]
     if as_markdown:
         lines.append(tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True))
     else:
-        lines.append(render_table(COLUMNS, rows, width))
+        lines.append(render_table(COLUMNS, rows, width, COLOURS if colour else None))
     formulas = _formulas(report, None if as_markdown else width)
     if formulas:
         lines += ["", "formulas:", *(["", "```text", *formulas, "```"] if as_markdown else formulas)]
@@ -34,12 +36,12 @@ def render_preflight(report: PreflightReport, width: int | None = None, as_markd
     return "\n".join(lines) + "\n"
 
 
-def render_preflight_short(report: PreflightReport, width: int | None = None) -> str:
+def render_preflight_short(report: PreflightReport, width: int | None = None, colour: bool = False) -> str:
     """What needs action: each failure and warning with its formula and fix, then one line for the rest."""
     lines = [*(wrap_line(visible(line), width, "  ") for line in _header(report)), ""]
     for check in (c for c in _ordered(report) if c.status in (Status.FAIL, Status.WARN)):
         label = f"{_LABELS[check.status]:<6}"
-        lines.append(_indented(f"{check.title}: {check.observed}; needs {check.required}", label, width))
+        lines.append(_indented(f"{check.title}: {check.observed}; needs {check.required}", label, width, colour))
         if check.formula:
             lines.append(_indented(check.formula, " " * len(label), width))
         if check.fix:
@@ -52,11 +54,12 @@ def render_preflight_short(report: PreflightReport, width: int | None = None) ->
     return "\n".join(lines) + "\n"
 
 
-def _indented(text: str, lead: str, width: int | None) -> str:
-    """`lead` then text, wrapped between words to `width`, the later lines under the first's text."""
+def _indented(text: str, lead: str, width: int | None, colour: bool = False) -> str:
+    """`lead` (painted when `colour`) then text, wrapped between words to `width`, the later lines under the first's."""
     room = None if width is None else max(width - len(lead), 20)
     first, *rest = wrap(visible(text), room, WORDS)
-    return "\n".join([lead + first, *(" " * len(lead) + line for line in rest)])
+    shown = paint(lead.rstrip(), COLOURS.get(lead.strip())) + lead[len(lead.rstrip()) :] if colour else lead
+    return "\n".join([shown + first, *(" " * len(lead) + line for line in rest)])
 
 
 def render_preflight_csv(report: PreflightReport) -> str:

@@ -15,10 +15,11 @@ every cell whole. wcwidth measures cells, so a CJK name takes the two columns it
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from aoe_runner.common.colour import paint
 from aoe_runner.render.width import text_width, wrap, wrap_line
 
 GAP = 2  # between columns
@@ -54,8 +55,11 @@ class Column:
         return cls(header, Kind.NUMBER, optional)
 
 
-def render(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> str:
-    """Left-aligned columns under a dashed rule, fitted to `width` columns; notes on what was left out or cut."""
+def render(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None, colours: Mapping[str, str] | None = None
+) -> str:
+    """Left-aligned columns under a dashed rule, fitted to `width` columns; notes on what was left out or cut. A cell
+    that is one of `colours`' words is painted in its colour (after the layout, which measures the text alone)."""
     cells = [[str(cell) for cell in row] for row in rows]
     shown, widths, notes = _layout(list(columns), cells, width)
     kept = [columns[index] for index in shown]
@@ -68,7 +72,7 @@ def render(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int 
             part[0] != cell for part, cell, column in zip(fitted, values, kept, strict=True) if column.kind is Kind.TEXT
         )
         for index in range(max(len(part) for part in fitted)):
-            lines.append(_line([part[index] if index < len(part) else "" for part in fitted], widths))
+            lines.append(_line([part[index] if index < len(part) else "" for part in fitted], widths, colours))
     if cut:
         notes.append(f"{CUT} marks text cut to fit the terminal: --wide shows it whole")
     return "\n".join(lines + [wrap_line(f"({note})", width, " ") for note in notes])
@@ -160,5 +164,8 @@ def _take(text: str, room: int) -> str:
     return text
 
 
-def _line(parts: Sequence[str], widths: Sequence[int]) -> str:
-    return "".join(part + " " * (width - text_width(part) + GAP) for part, width in zip(parts, widths, strict=True)).rstrip()
+def _line(parts: Sequence[str], widths: Sequence[int], colours: Mapping[str, str] | None = None) -> str:
+    painted = (paint(part, colours.get(part)) if colours else part for part in parts)
+    return "".join(
+        shown + " " * (width - text_width(part) + GAP) for shown, part, width in zip(painted, parts, widths, strict=True)
+    ).rstrip()

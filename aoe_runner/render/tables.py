@@ -29,8 +29,8 @@ DEFAULT_ROWS = 20
 class TableFormatter(TextBlocks, Formatter):
     """`--format table` fitted to `width` columns, or `--format markdown`."""
 
-    def __init__(self, markdown: bool, width: int | None = None) -> None:
-        super().__init__(markdown, width)
+    def __init__(self, markdown: bool, width: int | None = None, colour: bool = False) -> None:
+        super().__init__(markdown, width, colour)
         self.format_name = "markdown" if markdown else "table"
         self.columns = width  # the terminal's, for the lines of a markdown document that are wrapped (preflight's header)
 
@@ -45,8 +45,8 @@ class TableFormatter(TextBlocks, Formatter):
         from aoe_runner.render.preflight_table import render_preflight, render_preflight_short
 
         if self.markdown or verbose:
-            return render_preflight(report, self.columns, as_markdown=self.markdown)
-        return render_preflight_short(report, self.columns)
+            return render_preflight(report, self.columns, as_markdown=self.markdown, colour=self.colours is not None)
+        return render_preflight_short(report, self.columns, colour=self.colours is not None)
 
     def validation(self, checked: Sequence[FileCheck], errors: Sequence[InputError]) -> str:
         from aoe_runner.render.validate_report import validation_text
@@ -56,7 +56,7 @@ class TableFormatter(TextBlocks, Formatter):
     def run_list(self, rows: list[RunRow]) -> str:
         from aoe_runner.render.runs import render_run_list, run_list_markdown
 
-        return run_list_markdown(rows) if self.markdown else render_run_list(rows, self.width)
+        return run_list_markdown(rows) if self.markdown else render_run_list(rows, self.width, self.colours is not None)
 
     def run(self, manifest: RunManifest, directory: Path) -> str:
         from aoe_runner.render.runs import render_run
@@ -71,7 +71,7 @@ class TableFormatter(TextBlocks, Formatter):
     def verify(self, report: VerifyReport) -> str:
         from aoe_runner.render.verify_report import render_verify
 
-        return render_verify(report, markdown=self.markdown, width=self.columns)
+        return render_verify(report, markdown=self.markdown, width=self.columns, colour=self.colours is not None)
 
     def summary_text(self, summary: BankSummary, top: int | None) -> str:
         rows = top or DEFAULT_ROWS

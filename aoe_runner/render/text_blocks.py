@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
+from aoe_runner.common.colour import WORDS
 from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
@@ -18,9 +19,10 @@ NAME_WIDTH = 64
 class TextBlocks:
     """Blocks for a terminal `width` columns wide (None: full lines), or markdown to paste."""
 
-    def __init__(self, markdown: bool, width: int | None = None) -> None:
+    def __init__(self, markdown: bool, width: int | None = None, colour: bool = False) -> None:
         self.markdown = markdown
         self.width = None if markdown else width  # markdown is pasted, never fitted to a terminal
+        self.colours = WORDS if colour and not markdown else None
 
     def title(self, text: str) -> str:
         if self.markdown:
@@ -33,7 +35,7 @@ class TextBlocks:
         cells = [[str(cell) for cell in row] for row in rows]
         if self.markdown:
             return tabulate(cells, headers=[column.header for column in columns], tablefmt="github", disable_numparse=True)
-        return render_table(columns, cells, self.width)
+        return render_table(columns, cells, self.width, self.colours)
 
     def pairs(self, rows: Sequence[Sequence[object]]) -> str:
         """Names and values, two columns without headers; a long value wraps as prose."""

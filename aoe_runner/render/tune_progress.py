@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from aoe_runner.common import colour
 from aoe_runner.common.terminal import Terminal, write
 from aoe_runner.preflight.checks import Status
 from aoe_runner.preflight.report import PreflightReport
@@ -39,7 +40,8 @@ class TerminalReporter:
         if not forced or not any(check.status is Status.FAIL for check in problems):
             from aoe_runner.render.preflight_table import render_preflight_short
 
-            write(self.terminal.err, render_preflight_short(report, self.terminal.width(stream=self.terminal.err)))
+            err = self.terminal.err
+            write(err, render_preflight_short(report, self.terminal.width(stream=err), colour=colour.wanted(err)))
             return
         for check in problems:
             label = "failed" if check.status is Status.FAIL else "warning"

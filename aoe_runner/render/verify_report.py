@@ -12,6 +12,7 @@ import io
 
 from tabulate import tabulate
 
+from aoe_runner.common.colour import WORDS, YELLOW, paint
 from aoe_runner.common.safe_text import csv_cell, visible
 from aoe_runner.common.safe_text import markdown as markdown_text
 from aoe_runner.render.table import Column
@@ -32,9 +33,9 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-def render_verify(report: VerifyReport, markdown: bool = False, width: int | None = None) -> str:
+def render_verify(report: VerifyReport, markdown: bool = False, width: int | None = None, colour: bool = False) -> str:
     """The report as a person reads it on a terminal `width` columns wide (None: full lines), or as markdown."""
-    return _Renderer(markdown, width).report(report)
+    return _Renderer(markdown, width, colour).report(report)
 
 
 def render_verify_csv(report: VerifyReport) -> str:
@@ -50,8 +51,9 @@ def render_verify_csv(report: VerifyReport) -> str:
 
 
 class _Renderer:
-    def __init__(self, markdown: bool, width: int | None = None) -> None:
+    def __init__(self, markdown: bool, width: int | None = None, colour: bool = False) -> None:
         self.markdown = markdown
+        self.colour = colour and not markdown
         self.width = None if markdown else width
         self.shown = markdown_text if markdown else visible
 
@@ -100,6 +102,10 @@ class _Renderer:
             return tabulate(rows, headers=[c.header for c in columns], tablefmt="github", disable_numparse=True)
         return render_table(columns, rows, self.width)
 
+    def _painted(self, verdict: str) -> str:
+        """The verdict in its colour on a terminal: faster green, slower red, anything else yellow."""
+        return paint(verdict, WORDS.get(verdict, YELLOW)) if self.colour else verdict
+
     def _prose(self, text: str) -> str:
         """Lines wrapped to the terminal between words, the later ones of each indented."""
         if self.width is None:
@@ -121,7 +127,7 @@ class _Renderer:
         return (
             f"speed-up (baseline / tuned): {c.speedup:.3f}x, {c.confidence:.0%} interval {c.ci_low:.3f}x to "
             f"{c.ci_high:.3f}x ({c.bootstrap_samples:,} run-blocked bootstrap samples; the intervals cover {covers})\n"
-            f"{bold}verdict: {c.verdict.value}{bold} ({c.explanation})"
+            f"{bold}verdict: {self._painted(c.verdict.value)}{bold} ({c.explanation})"
         )
 
     def _gates(self, gates: list[GateResult]) -> str:

@@ -86,7 +86,7 @@ def test_junk_under_the_old_lock_name_or_another_users_name_blocks_nothing(tmp_p
     _plant(kind, tmp_path / "locks" / "device-0.lock", tmp_path / "elsewhere")  # hung preflight and tune, or exit 3
     _plant(kind, tmp_path / "locks" / "device-0.uid-12345.lock", tmp_path / "elsewhere-too")  # not owned by uid 12345
 
-    preflight = _run(home, "preflight", "--mode", "op")
+    preflight = _run(home, "preflight", "--mode", "op", "-v")
     assert "device 0 free" in preflight.stdout and preflight.returncode in (0, 1)
     run = _run(home, *tune_command("exit", "0"))
     assert run.returncode == 0, run.stderr

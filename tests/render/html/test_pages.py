@@ -123,9 +123,9 @@ def test_verify_refuses_html_without_a_file_before_running_anything(cli, tmp_pat
 def test_runs_report_on_an_empty_history(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     page = tmp_path / "history.html"
 
-    assert cli("runs", "report", "-o", str(page)).code == 0
-    text = page.read_text(encoding="utf-8")
-    assert "No tuning runs are recorded." in text and page_data(text)["charts"] == []
+    refused = cli("runs", "report", "-o", str(page))
+    assert (refused.code, refused.err) == (4, "error: runs report: no tuning run to show (0 runs recorded); no page written\n")
+    assert not page.exists()  # an empty page is no answer
     assert cli("runs", "report", "--format", "json", "-o", str(page)).code == 2
     assert cli("runs", "report").code == 2
 
