@@ -47,7 +47,8 @@ def load_facts(path: Path) -> HostFacts:
         return load_json(HostFacts, read_with_status(str(path))[0])  # a FIFO is refused, not waited on
     except ValidationError as error:
         where, why = first_problem(error)
-        raise InputError(str(path), f"not a saved host-facts file: {where or 'the top level'}: {why}") from None
+        problem = f"it has no field {where}" if why == "Field required" else f"{where or 'the top level'}: {why}"
+        raise InputError(str(path), f"not host facts that --save-facts wrote ({problem})") from None
 
 
 def refuse_unreadable_ini(path: Path) -> None:

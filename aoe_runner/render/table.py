@@ -148,11 +148,18 @@ def _fit_cell(cell: str, kind: Kind, width: int) -> list[str]:
 
 
 def middle_cut(text: str, width: int) -> str:
-    """`text` in `width` columns: its head and tail around `…` (the head gets the odd column)."""
+    """`text` in `width` columns: its head and tail around `…` (the head gets the odd column); the text itself when it
+    fits. Measured as a whole, so a combining mark next to the cut cannot push it past `width`."""
+    if text_width(text) <= width:
+        return text
     room = max(width - 1, 1)
-    head = _take(text, (room + 1) // 2)
-    tail = _take(text[::-1], room - text_width(head))[::-1]
-    return f"{head}{CUT}{tail}"
+    while True:
+        head = _take(text, (room + 1) // 2)
+        tail = _take(text[len(head) :][::-1], room - text_width(head))[::-1]
+        cut = f"{head}{CUT}{tail}"
+        if text_width(cut) <= max(width, 2) or room <= 1:
+            return cut
+        room -= 1
 
 
 def _take(text: str, room: int) -> str:

@@ -103,7 +103,11 @@ def test_bad_values_are_usage_errors_in_one_line(cli, argv: list[str], message: 
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "cannot read"), ("{", "not a saved host-facts file"), ('{"hostname": 3}', "not a saved host-facts file")],
+    [
+        (None, "cannot read"),
+        ("{", "not host facts that --save-facts wrote"),
+        ('{"hostname": 3}', "not host facts that --save-facts wrote"),
+    ],
 )
 def test_bad_facts_files_exit_4(cli, tmp_path: Path, content: str | None, message: str) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "facts.json"
@@ -127,3 +131,13 @@ def test_bad_environment_values_are_failed_checks(cli, monkeypatch, variable: st
     result = cli("preflight", "--json")
     check = next(c for c in json.loads(result.out)["checks"] if c["id"] == check_id)
     assert (result.code, check["status"], check["observed"]) == (1, "fail", value)
+
+
+def test_facts_without_a_field_say_which_field_in_plain_words(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    facts = tmp_path / "facts.json"
+    facts.write_text('{"hostname": "x"}')
+    result = cli("preflight", "--facts", str(facts))
+    assert (result.code, result.err) == (
+        4,
+        f"error: {facts}: not host facts that --save-facts wrote (it has no field gathered_at)\n",
+    )
