@@ -334,7 +334,8 @@ def test_a_hand_edited_manifest_beyond_what_a_run_can_record_is_one_line_and_the
     page = aoe_runner(home, "runs", "report", "-o", str(tmp_path / "history.html"))
 
     assert shown.returncode == 4 and why in shown.stderr and shown.stderr.count("\n") == 1, shown.stderr
-    assert page.returncode == 0 and why in page.stderr and "(skipped)" in page.stderr, page.stderr
+    assert why in page.stderr and "(skipped)" in page.stderr, page.stderr  # one line, then the history goes on
+    assert page.returncode == 4 and "no tuning run to show" in page.stderr  # without it, nothing: no empty page
 
 
 def test_a_duration_beyond_a_year_is_a_usage_error(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ def test_runs_list_is_newest_first_and_filters(history: Home) -> None:
     failed = aoe_runner(history, "runs", "list", "--status", "failed", "--json").stdout.splitlines()
     assert [json.loads(line)["id"] for line in failed] == [newest]
     assert aoe_runner(history, "runs", "list", "--script", "train.py", "--limit", "1", "--json").stdout.count("\n") == 1
-    assert aoe_runner(history, "runs", "list", "--mode", "subgraph").stdout == "no runs recorded\n"
+    assert aoe_runner(history, "runs", "list", "--mode", "subgraph").stdout == "no runs match --mode subgraph (3 runs recorded)\n"
     bad = aoe_runner(history, "runs", "list", "--status", "lost")
     assert bad.returncode == 2 and "--status: 'lost' is not one of running, succeeded" in bad.stderr
 
