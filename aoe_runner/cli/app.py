@@ -65,9 +65,13 @@ Color = Annotated[
 ]
 
 
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print results and errors only: no notes, no warnings.")]
+
+
 @app.callback()
-def _root(version: VersionFlag = False, store: StoreUrl = None, color: Color = None) -> None:
+def _root(version: VersionFlag = False, store: StoreUrl = None, color: Color = None, quiet: Quiet = False) -> None:
     """Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs."""
+    terminal.quiet = quiet
     if color is not None:
         if color.strip().lower() not in colour.CHOICES:
             raise UsageError(f"--color: {color!r} is not one of {', '.join(colour.CHOICES)}")

@@ -34,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run(argv: Sequence[str] | None = None) -> int:
     """Dispatch without the crash boundary: usage and domain errors become exit codes, bugs propagate."""
     INVOKED[:] = list(sys.argv[1:] if argv is None else argv)
-    colour.choose("auto")  # --color is this command's: an earlier command in the same process chose for itself
+    colour.choose("auto")  # --color and -q are this command's: an earlier command in the same process chose for itself
+    terminal.quiet = False
     if os.environ.get(completion.COMPLETE_VARIABLE):
         completion.prepare_completion()
         command = typer.main.get_command(app)  # completion lists every command

@@ -30,6 +30,7 @@ class Terminal:
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
         self._out = out
         self._err = err
+        self.quiet = False  # -q: results and errors only
 
     @property
     def out(self) -> TextIO | None:
@@ -76,10 +77,12 @@ class Terminal:
                 raise failure from None
 
     def info(self, message: str) -> None:
-        write(self.err, f"{visible(message)}\n")
+        if not self.quiet:
+            write(self.err, f"{visible(message)}\n")
 
     def warning(self, message: str) -> None:
-        write(self.err, f"warning: {visible(message)}\n")
+        if not self.quiet:
+            write(self.err, f"warning: {visible(message)}\n")
 
     def error(self, message: str) -> None:
         write(self.err, f"error: {visible(message)}\n")
