@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from aoe_runner.cli import completion
 from aoe_runner.cli.options import (
     CSV,
     JSON,
@@ -24,7 +25,9 @@ from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode
 
 BEST_FORMATS = (TABLE, JSON, CSV)
-Run = Annotated[str, typer.Argument(metavar="RUN", help="The run whose 'before' snapshot to restore.")]
+Run = Annotated[
+    str, typer.Argument(metavar="RUN", help="The run whose 'before' snapshot to restore.", autocompletion=completion.run_ids)
+]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
 BestFormat = Annotated[str | None, format_option(*BEST_FORMATS, notes=" (json: one object per operator and line)")]
 

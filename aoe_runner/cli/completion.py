@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -11,7 +12,14 @@ from aoe_runner.errors import ExitCode, UsageError
 
 SHELLS = ("bash", "zsh", "fish")
 COMPLETE_VARIABLE = "_AOE_RUNNER_COMPLETE"  # click's shell-completion protocol, for the program name aoe-runner
-Shell = Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.")]
+Shell = Annotated[
+    str,
+    typer.Argument(
+        metavar="SHELL",
+        help="bash, zsh or fish.",
+        autocompletion=lambda incomplete: [s for s in SHELLS if s.startswith(incomplete)],
+    ),
+]
 
 
 def completion(shell: Shell) -> int:
@@ -36,3 +44,26 @@ def prepare_completion() -> None:
     from typer._completion_classes import completion_init
 
     completion_init()
+
+
+def choices(*values: str) -> Callable[[str], list[str]]:
+    """A shell-completion answer for an option that takes one of `values`."""
+    return lambda incomplete: [value for value in values if value.startswith(incomplete)]
+
+
+FORMATS = choices("table", "json", "csv", "markdown", "html")
+MODES = choices("op", "subgraph")
+KINDS = choices("tune", "verify")
+STATUSES = choices("running", "succeeded", "failed", "timed_out", "interrupted", "abandoned")
+
+
+def run_ids(incomplete: str) -> list[str]:
+    """`latest` and the recorded run ids, newest first, that start with what was typed; none when the history cannot
+    be read (a completion never fails)."""
+    try:
+        from aoe_runner.store.config import open_store
+
+        ids = [row.id for row in open_store(warn=lambda message: None).list()]
+    except Exception:  # noqa: BLE001 (a broken or unreachable history completes nothing)
+        ids = []
+    return [run_id for run_id in ["latest", *ids] if run_id.startswith(incomplete)]

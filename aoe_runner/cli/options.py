@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from aoe_runner.cli import completion
 from aoe_runner.common.terminal import Terminal
 from aoe_runner.errors import UsageError
 from aoe_runner.render.output_format import OutputFormat
@@ -29,7 +30,11 @@ HTML = OutputFormat.HTML
 def format_option(*formats: OutputFormat, notes: str = "") -> typer.models.OptionInfo:
     """`--format/-f FORMAT`, taken as text; choose_format() checks it against the same formats."""
     names = _or(f.value for f in formats)
-    return typer.Option("--format", "-f", metavar="FORMAT", help=f"{names}{notes}.", show_default=False)
+    offered = [f.value for f in formats]
+    return typer.Option(
+        "--format", "-f", metavar="FORMAT", help=f"{names}{notes}.", show_default=False,
+        autocompletion=lambda incomplete: [name for name in offered if name.startswith(incomplete)],
+    )  # fmt: skip
 
 
 def json_option() -> typer.models.OptionInfo:
@@ -57,7 +62,9 @@ ScriptFilter = Annotated[str | None, script_filter_option()]
 ScriptArguments = Annotated[
     list[str] | None, typer.Argument(metavar="ARGS", help="Arguments for the script, after --.", show_default=False)
 ]
-KindFilter = Annotated[str | None, typer.Option("--kind", metavar="KIND", help="Only tune or only verify runs.")]
+KindFilter = Annotated[
+    str | None, typer.Option("--kind", metavar="KIND", help="Only tune or only verify runs.", autocompletion=completion.KINDS)
+]
 SocFilter = Annotated[str | None, typer.Option("--soc", metavar="SOC", help="Only runs on this SoC (e.g. Ascend910B3).")]
 Python = Annotated[
     str, typer.Option("--python", metavar="EXE", help="Interpreter for a .py script [default: this one].", show_default=False)

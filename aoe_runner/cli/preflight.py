@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from aoe_runner.cli import completion
 from aoe_runner.cli.options import CSV, JSON, MARKDOWN, TABLE, JsonFlag, OutputFile, WideFlag, emit, format_option, whole_number
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
@@ -16,7 +17,10 @@ FORMATS = (TABLE, JSON, MARKDOWN, CSV)
 Mode = Annotated[
     str | None,
     typer.Option(
-        "--mode", metavar="MODE", help="op (also 2, opat) or subgraph (also 1, sgat) [default: from AOE_MODE, else op]."
+        "--mode",
+        metavar="MODE",
+        help="op (also 2, opat) or subgraph (also 1, sgat) [default: from AOE_MODE, else op].",
+        autocompletion=completion.MODES,
     ),
 ]
 Procs = Annotated[str, typer.Option("--procs", metavar="P", help="Training processes in the script, at least 1.")]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from aoe_runner.cli import completion
 from aoe_runner.cli.options import (
     CSV,
     HTML,
@@ -57,7 +58,10 @@ FailOnRegression = Annotated[
     bool, typer.Option("--fail-on-regression", help="With --diff: exit 1 when an entry regressed beyond --threshold.")
 ]
 Runs = Annotated[
-    list[str] | None, typer.Option("--run", metavar="RUN", help="Add the result files of a recorded run (repeatable).")
+    list[str] | None,
+    typer.Option(
+        "--run", metavar="RUN", help="Add the result files of a recorded run (repeatable).", autocompletion=completion.run_ids
+    ),
 ]
 AllowEnvDrift = Annotated[
     bool, typer.Option("--allow-env-drift", help="With --diff: compare runs recorded with different CANN/SoC/driver.")

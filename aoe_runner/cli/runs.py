@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from aoe_runner.cli import completion
 from aoe_runner.cli.options import (
     CSV,
     HTML,
@@ -36,22 +37,39 @@ if TYPE_CHECKING:
     from aoe_runner.runs.history import RunRow, RunStore
 
 LIST_FORMATS = (TABLE, JSON, CSV, MARKDOWN)
-ListMode = Annotated[str | None, typer.Option("--mode", metavar="MODE", help="Only op or subgraph runs.")]
-ListStatus = Annotated[str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status (e.g. failed).")]
+ListMode = Annotated[
+    str | None, typer.Option("--mode", metavar="MODE", help="Only op or subgraph runs.", autocompletion=completion.MODES)
+]
+ListStatus = Annotated[
+    str | None,
+    typer.Option(
+        "--status", metavar="STATUS", help="Only runs with this status (e.g. failed).", autocompletion=completion.STATUSES
+    ),
+]
 Limit = Annotated[str, typer.Option("--limit", metavar="N", help="Show the newest N runs, at least 1.")]
 Host = Annotated[str | None, typer.Option("--host", metavar="HOST", help="Only runs recorded on this host.")]
 ShowAll = Annotated[bool, typer.Option("--all", help="Show every run (ignores --limit).")]
 ListFormat = Annotated[str | None, format_option(*LIST_FORMATS, notes=" (json: one object per run and line)")]
-Run = Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or 'latest' (the default).")]
+Run = Annotated[
+    str,
+    typer.Argument(
+        metavar="RUN", help="A run id, a unique prefix of one, or 'latest' (the default).", autocompletion=completion.run_ids
+    ),
+]
 ShowFormat = Annotated[str | None, format_option(TABLE, JSON, notes=" (json: the whole manifest)")]
 Keep = Annotated[str | None, typer.Option("--keep", metavar="N", help="Keep the newest N of the matching runs.")]
 OlderThan = Annotated[
     str | None, typer.Option("--older-than", metavar="DURATION", help="Only runs started longer ago (e.g. 30d, 12h).")
 ]
-PruneStatus = Annotated[str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status.")]
+PruneStatus = Annotated[
+    str | None, typer.Option("--status", metavar="STATUS", help="Only runs with this status.", autocompletion=completion.STATUSES)
+]
 Yes = Annotated[bool, typer.Option("--yes", help="Remove them; without it, only say what would go.")]
 PruneDryRun = Annotated[bool, typer.Option("--dry-run", help="Only say what would go and what space comes back (the default).")]
-RunIds = Annotated[list[str], typer.Argument(metavar="RUN", help="Run ids or unique prefixes.", show_default=False)]
+RunIds = Annotated[
+    list[str],
+    typer.Argument(metavar="RUN", help="Run ids or unique prefixes.", show_default=False, autocompletion=completion.run_ids),
+]
 RmDryRun = Annotated[bool, typer.Option("--dry-run", help="Only say what would go and what space comes back.")]
 PageFormat = Annotated[
     str, typer.Option("--format", "-f", metavar="FORMAT", help="html, the only one (a page of charts and a table).")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from aoe_runner.cli import completion
 from aoe_runner.cli.options import THIS_PYTHON, Python, ScriptArguments, split_names, whole_number
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.common.exiting import leave
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
 
 Script = Annotated[Path, typer.Argument(metavar="SCRIPT", help="The training script (.py, or any executable).")]
 Mode = Annotated[
-    str | None, typer.Option("--mode", metavar="MODE", help="Required: op (also 2, opat) or subgraph (also 1, sgat).")
+    str | None,
+    typer.Option(
+        "--mode", metavar="MODE", help="Required: op (also 2, opat) or subgraph (also 1, sgat).", autocompletion=completion.MODES
+    ),
 ]
 Bank = Annotated[Path | None, typer.Option("--bank", metavar="PATH", help="The knowledge bank (sets TUNE_BANK_PATH).")]
 WorkDir = Annotated[

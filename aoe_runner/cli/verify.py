@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from aoe_runner.cli import completion
 from aoe_runner.cli.options import (
     CSV,
     HTML,
@@ -31,7 +32,13 @@ Bank = Annotated[
     typer.Option("--bank", metavar="PATH", help="The tuned bank (TUNE_BANK_PATH) [default with --run: the run's]."),
 ]
 Run = Annotated[
-    str | None, typer.Option("--run", metavar="RUN", help="Take the script, its arguments and the bank from a tuning run.")
+    str | None,
+    typer.Option(
+        "--run",
+        metavar="RUN",
+        help="Take the script, its arguments and the bank from a tuning run.",
+        autocompletion=completion.run_ids,
+    ),
 ]
 Repeats = Annotated[int, typer.Option("--repeats", min=1, metavar="N", help="Runs per arm, interleaved A B A B.")]
 Warmup = Annotated[
