@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from aoe_runner.common import colour
+from aoe_runner.common.quantities import format_duration
 from aoe_runner.common.terminal import Terminal, write
 from aoe_runner.preflight.checks import Status
 from aoe_runner.preflight.report import PreflightReport
@@ -28,6 +29,7 @@ class TerminalReporter:
         self._last_plain = 0.0
         self._latest: Progress | None = None
         self._printed: Progress | None = None
+        self._alive = ""  # how long the run has run, and since its last result file
 
     def notice(self, message: str) -> None:
         self.clear()
@@ -54,15 +56,31 @@ class TerminalReporter:
     def progress(self, progress: Progress) -> None:
         self._latest = progress
         if self.live:
-            self.clear()
-            self._live_write(f"aoe-runner: {progress.describe()}")
-            self._line_shown = True
+            self._show_live()
         elif time.monotonic() - self._last_plain >= PLAIN_INTERVAL_S:
             self._print_plain()
 
+    def alive(self, elapsed_s: float, since_result_s: float | None) -> None:
+        """A run of hours says it is alive: how long it has run, and since its last result file."""
+        last = "no result file yet" if since_result_s is None else f"last result {format_duration(round(since_result_s))} ago"
+        self._alive = f"running {format_duration(round(elapsed_s))}, {last}"
+        if self.live:
+            self._show_live()
+        elif elapsed_s >= PLAIN_INTERVAL_S and time.monotonic() - self._last_plain >= PLAIN_INTERVAL_S:
+            self._print_plain()
+
+    def _show_live(self) -> None:
+        self.clear()
+        self._live_write(f"aoe-runner: {self._status()}")
+        self._line_shown = True
+
+    def _status(self) -> str:
+        return "; ".join(part for part in (self._alive, self._latest.describe() if self._latest else "") if part)
+
     def finish(self) -> None:
-        """The last counts, if the plain lines have not said them yet."""
+        """The last counts, if the plain lines have not said them yet (how long it ran, the final line says)."""
         if self._latest is not None and self._latest != self._printed:
+            self._alive = ""
             self._print_plain()
 
     def clear(self) -> None:
@@ -78,7 +96,6 @@ class TerminalReporter:
 
     def _print_plain(self) -> None:
         self.clear()
-        assert self._latest is not None
-        self.terminal.info(f"aoe-runner: {self._latest.describe()}")
+        self.terminal.info(f"aoe-runner: {self._status()}")
         self._printed = self._latest
         self._last_plain = time.monotonic()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import signal
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -40,6 +41,7 @@ class RunReporter(Protocol):
     def notice(self, message: str) -> None: ...
     def preflight(self, report: PreflightReport, forced: bool) -> None: ...
     def progress(self, progress: Progress) -> None: ...
+    def alive(self, elapsed_s: float, since_result_s: float | None) -> None: ...
     def marker(self, marker: MarkerSeen) -> None: ...
     def clear(self) -> None: ...
 
@@ -190,9 +192,14 @@ def _supervise(
         while codes.new:
             reporter.notice(f"warning: {describe_code(codes.new.pop(0))}")
 
+    started, last_result = time.monotonic(), [None]  # when the last result file changed: None, none yet
+
     def on_tick() -> None:
+        now = time.monotonic()
         if background.tick():
+            last_result[0] = now
             reporter.progress(watcher.progress)
+        reporter.alive(now - started, None if last_result[0] is None else now - last_result[0])
         for problem in watcher.problems:
             if problem not in shown:
                 shown.add(problem)

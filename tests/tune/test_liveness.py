@@ -1,0 +1,65 @@
+"""A run of hours shows it is alive: how long it has run and since its last result file, live on a terminal and
+every half minute in a log; AOE's first marker gets its own line."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import subprocess
+
+from aoe_runner.common.terminal import Terminal
+from aoe_runner.render.tune_progress import PLAIN_INTERVAL_S, TerminalReporter
+from aoe_runner.runs.manifest import Progress
+from tests.tune.runner import Home, tune_command
+
+
+def _on_a_terminal(home: Home, *script_args: str) -> bytes:
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(tune_command(*script_args), env=home.env, cwd=home.root, stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the terminal side closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    process.communicate(timeout=60)
+    os.close(controller)
+    assert process.returncode == 0, seen
+    return seen
+
+
+def test_a_terminal_sees_how_long_the_run_has_run_before_any_result(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    seen = _on_a_terminal(Home(tmp_path), "sleep", "2.5")
+    assert re.search(rb"aoe-runner: running \d+s, no result file yet", seen), seen
+
+
+def test_a_terminal_sees_how_long_ago_the_last_result_came_and_the_first_marker(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    seen = _on_a_terminal(Home(tmp_path), "progress", "--reports", "3", "--interval", "1.2")
+    assert re.search(rb"aoe-runner: running \d+s, last result \d+s ago; \d reports?, operators", seen), seen
+    assert b"aoe-runner: AOE tuning is on: " in seen
+
+
+def test_a_log_gets_a_line_every_half_minute_and_none_before() -> None:
+    err = io.StringIO()
+    reporter = TerminalReporter(Terminal(out=io.StringIO(), err=err), live=False)
+    reporter.alive(PLAIN_INTERVAL_S - 1, None)
+    assert err.getvalue() == ""  # a short run is not interrupted
+    reporter.alive(PLAIN_INTERVAL_S + 1, None)
+    assert err.getvalue() == f"aoe-runner: running {int(PLAIN_INTERVAL_S + 1)}s, no result file yet\n"
+    reporter.progress(Progress(reports=2))
+    reporter.alive(95, 40)  # within the half minute of the last line: nothing more yet
+    assert err.getvalue().count("\n") == 1
+
+
+def test_a_log_line_says_since_when_the_results_stopped() -> None:
+    err = io.StringIO()
+    reporter = TerminalReporter(Terminal(out=io.StringIO(), err=err), live=False)
+    reporter._latest = Progress(reports=2)
+    reporter.alive(4320, 240)
+    assert err.getvalue().startswith("aoe-runner: running 1h12m, last result 4m ago; 2 reports, ")
