@@ -123,3 +123,24 @@ def wait_until_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
             return []
         time.sleep(0.05)
     return [pid for pid in pids if alive(pid)]
+
+
+def on_a_terminal(command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, bytes]:
+    """Run `command` with a pseudo-terminal as stderr (stdout a pipe): its exit code and all it wrote there."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the terminal side closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    process.communicate(timeout=60)
+    os.close(controller)
+    return process.returncode, seen

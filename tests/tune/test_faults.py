@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pty
 import re
 import select
 import signal
@@ -25,6 +24,7 @@ from tests.tune.runner import (
     SIMULATOR,
     Home,
     aoe_runner,
+    on_a_terminal,
     pid_when_written,
     pids_in,
     start_tune,
@@ -295,28 +295,9 @@ def test_a_bank_being_tuned_is_not_restored(home: Home) -> None:
 
 
 def test_on_a_terminal_progress_is_a_status_line_cleared_before_the_scripts_output(home: Home) -> None:
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        tune_command("progress", "--reports", "3", "--interval", "1.2"),
-        env=home.env,
-        cwd=home.root,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-    )
-    os.close(terminal)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError:  # the terminal side closed: the process is done
-            break
-        if not chunk:
-            break
-        seen += chunk
-    process.communicate(timeout=60)
-    os.close(controller)
+    code, seen = on_a_terminal(tune_command("progress", "--reports", "3", "--interval", "1.2"), home.env, home.root)
 
-    assert process.returncode == 0
+    assert code == 0
     status_lines = re.findall(rb"aoe-runner: (\d) reports, operators", seen)
     assert status_lines and status_lines[-1] == b"3"
     assert b"\r\x1b[K" in seen  # the status line is erased before anything else is written

@@ -4,33 +4,17 @@ every half minute in a log; AOE's first marker gets its own line."""
 from __future__ import annotations
 
 import io
-import os
-import pty
 import re
-import subprocess
 
 from aoe_runner.common.terminal import Terminal
 from aoe_runner.render.tune_progress import PLAIN_INTERVAL_S, TerminalReporter
 from aoe_runner.runs.manifest import Progress
-from tests.tune.runner import Home, tune_command
+from tests.tune.runner import Home, on_a_terminal, tune_command
 
 
 def _on_a_terminal(home: Home, *script_args: str) -> bytes:
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(tune_command(*script_args), env=home.env, cwd=home.root, stdout=subprocess.PIPE, stderr=terminal)
-    os.close(terminal)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError:  # the terminal side closed: the process is done
-            break
-        if not chunk:
-            break
-        seen += chunk
-    process.communicate(timeout=60)
-    os.close(controller)
-    assert process.returncode == 0, seen
+    code, seen = on_a_terminal(tune_command(*script_args), home.env, home.root)
+    assert code == 0, seen
     return seen
 
 
