@@ -192,7 +192,8 @@ def _supervise(
         while codes.new:
             reporter.notice(f"warning: {describe_code(codes.new.pop(0))}")
 
-    started, last_result = time.monotonic(), [None]  # when the last result file changed: None, none yet
+    started = time.monotonic()
+    last_result: list[float | None] = [None]  # when a result file last changed: None, none yet
 
     def on_tick() -> None:
         now = time.monotonic()
