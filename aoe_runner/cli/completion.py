@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from typing import Annotated
 
@@ -57,13 +59,18 @@ KINDS = choices("tune", "verify")
 STATUSES = choices("running", "succeeded", "failed", "timed_out", "interrupted", "abandoned")
 
 
-def run_ids(incomplete: str) -> list[str]:
-    """`latest` and the recorded run ids, newest first, that start with what was typed; none when the history cannot
-    be read (a completion never fails)."""
-    try:
-        from aoe_runner.store.config import open_store
+RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]+")
 
-        ids = [row.id for row in open_store(warn=lambda message: None).list()]
-    except Exception:  # noqa: BLE001 (a broken or unreachable history completes nothing)
+
+def run_ids(incomplete: str) -> list[str]:
+    """`latest` and the ids of the runs recorded in this home, newest first, that start with what was typed. Read from
+    the names of the run directories alone: a completion opens no index (a FIFO or a damaged one cannot hang or
+    change it) and reaches no server."""
+    from aoe_runner.common.home import runner_home
+
+    try:
+        with os.scandir(runner_home() / "runs") as entries:
+            ids = sorted((e.name for e in entries if RUN_ID.fullmatch(e.name) and e.is_dir(follow_symlinks=False)), reverse=True)
+    except (OSError, ValueError):  # no history yet, or a home that is not a directory
         ids = []
     return [run_id for run_id in ["latest", *ids] if run_id.startswith(incomplete)]

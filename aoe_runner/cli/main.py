@@ -22,6 +22,7 @@ from aoe_runner.cli.terminal import INVOKED, terminal
 from aoe_runner.common import colour
 from aoe_runner.common.terminal import output_failure
 from aoe_runner.errors import AoeRunnerError, ExitCode, UsageError
+from aoe_runner.store.config import choose_store
 
 __all__ = ["app", "main", "run"]
 
@@ -36,6 +37,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     INVOKED[:] = list(sys.argv[1:] if argv is None else argv)
     colour.choose("auto")  # --color and -q are this command's: an earlier command in the same process chose for itself
     terminal.quiet = False
+    choose_store(None)
     if os.environ.get(completion.COMPLETE_VARIABLE):
         completion.prepare_completion()
         command = typer.main.get_command(app)  # completion lists every command

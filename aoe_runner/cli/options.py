@@ -86,16 +86,16 @@ def choose_format(value: str | None, as_json: bool, formats: Sequence[OutputForm
     return chosen
 
 
-def whole_number(text: str | None, option: str, minimum: int = 0, maximum: int | None = None) -> int | None:
-    """'20' as 20 for an option that takes a count or an id; None stays None."""
+def whole_number(text: str | None, option: str, minimum: int = 0, maximum: int = 2**31 - 1) -> int | None:
+    """'20' as 20 for an option that takes a count or an id (at most 2**31 - 1 unless said); None stays None."""
     if text is None:
         return None
-    expected = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
+    expected = f"from {minimum} to {maximum}" if maximum != 2**31 - 1 else f"of at least {minimum}"
     try:
         value = int(text.strip(), 10)
     except ValueError:
         raise UsageError(f"{option}: {text!r} is not a whole number {expected}") from None
-    if value < minimum or (maximum is not None and value > maximum):
+    if value < minimum or value > maximum:
         raise UsageError(f"{option}: {text!r} is not a whole number {expected}")
     return value
 

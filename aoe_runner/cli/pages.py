@@ -26,7 +26,8 @@ def formatter_for(
     if chosen is HTML:
         return chosen.formatter(page=page_context(output))
     to_terminal = output is None or output == STDOUT
-    return chosen.formatter(width=terminal.width(wide), colour=to_terminal and colour.wanted(terminal.out))
+    width = terminal.width(wide) if to_terminal else None  # a file gets every column and every cell whole
+    return chosen.formatter(width=width, colour=to_terminal and colour.wanted(terminal.out))
 
 
 def page_context(output: str | None) -> PageContext:

@@ -30,6 +30,7 @@ from aoe_runner.cli.options import (
 )
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
+from aoe_runner.common.safe_text import visible
 from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, InputError, UsageError
 
@@ -115,7 +116,7 @@ def runs_list(
 
 def _given(**filters: str | None) -> str:
     """The filters a user gave, as they typed them: `--script x.py --mode op`."""
-    return " ".join(f"--{name} {value}" for name, value in filters.items() if value is not None)
+    return visible(" ".join(f"--{name} {value}" for name, value in filters.items() if value is not None))
 
 
 def _nothing_matches(store: RunStore, given: str) -> str:

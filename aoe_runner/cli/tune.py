@@ -113,7 +113,7 @@ def _run(request: TuneRequest, store: RunStore) -> int:
     from aoe_runner.tune.session import run_tune
     from aoe_runner.tune.signals import CountedSignals
 
-    reporter = TerminalReporter(terminal, live=terminal.err_is_terminal())
+    reporter = TerminalReporter(terminal, live=terminal.err_is_terminal() and not terminal.quiet)
     # no reader, however slow, can block the run; until the run starts, SIGTERM and SIGHUP cancel like Ctrl-C, and
     # from then on every signal is counted until the command ends (the run is recorded, whatever arrives)
     with CountedSignals(cancelling=True) as signals:
@@ -133,7 +133,7 @@ def _run(request: TuneRequest, store: RunStore) -> int:
 def _say_how_it_went(reporter: TerminalReporter, manifest: RunManifest) -> None:
     reporter.finish()
     why = f" ({manifest.stopped_by})" if manifest.stopped_by else ""
-    terminal.info(
+    terminal.outcome(
         f"aoe-runner: run {manifest.id} {manifest.status.value}{why}, exit {manifest.exit_code}; "
         f"{count(len(manifest.result_files), 'result file')}; see 'aoe-runner runs show {manifest.id}'"
     )

@@ -6,6 +6,7 @@ could be read as minutes, `--threshold 0.05` as a fraction. The refusal says whi
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -13,6 +14,7 @@ from aoe_runner.errors import UsageError
 
 MAX_DURATION_S = 365 * 86400.0  # a year: more is a typo (or 400 nines, which float() makes infinite)
 MAX_PERCENT = 1000.0
+MAX_SIZE = 2**60  # an exbibyte: more is a typo
 SIZE_UNITS = {
     "b": 1,
     **{unit: 1000**power for power, unit in enumerate(("kb", "mb", "gb", "tb", "pb"), start=1)},
@@ -35,7 +37,10 @@ def parse_size(text: str, option: str) -> int:
         raise UsageError(f"{option}: {text!r} has no unit: write it with one ({SIZE_HELP})")
     if match is None or match.group(2).lower() not in SIZE_UNITS:
         raise UsageError(f"{option}: {text!r} is not a size ({SIZE_HELP})")
-    size = int(Decimal(match.group(1)) * SIZE_UNITS[match.group(2).lower()])
+    amount = Decimal(match.group(1)) * SIZE_UNITS[match.group(2).lower()]
+    if amount > MAX_SIZE:
+        raise UsageError(f"{option}: {text!r} is more than 1 EiB")
+    size = int(amount)
     if size <= 0:
         raise UsageError(f"{option}: {text!r} must be more than zero")
     return size
@@ -48,7 +53,9 @@ def parse_duration(text: str, option: str) -> float:
     if not parts or "".join(part.group(0) for part in parts).replace(" ", "") != cleaned.replace(" ", ""):
         raise UsageError(f"{option}: {text!r} is not a duration ({DURATION_HELP})")
     if any(part.group(2) is None for part in parts):
-        raise UsageError(f"{option}: {text!r} has no unit: write it with one ({DURATION_HELP})")
+        if re.fullmatch(_NUMBER, cleaned):
+            raise UsageError(f"{option}: {text!r} has no unit: write it with one ({DURATION_HELP})")
+        raise UsageError(f"{option}: {text!r} is not a duration ({DURATION_HELP})")
     seconds = sum(float(part.group(1)) * _SECONDS[part.group(2).lower()] for part in parts)
     if seconds <= 0:
         raise UsageError(f"{option}: {text!r} must be more than zero")
@@ -77,9 +84,9 @@ def parse_percent(text: str, option: str) -> float:
     number = cleaned.removesuffix("%").strip()
     try:
         value = float(Decimal(number))
-    except InvalidOperation:
+    except (InvalidOperation, ValueError):  # ValueError: a signalling NaN
         raise UsageError(f"{option}: {text!r} is not a percentage (for example 2%)") from None
-    if not cleaned.endswith("%") and value != 0:
+    if not cleaned.endswith("%") and value != 0 and math.isfinite(value):
         raise UsageError(f"{option}: {text!r} has no unit: write a percentage with % (for example {number}%)")
     if not 0 <= value <= MAX_PERCENT:  # NaN fails too
         raise UsageError(f"{option}: {text!r} must be between 0% and {MAX_PERCENT:g}%")

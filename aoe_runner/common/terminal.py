@@ -51,7 +51,7 @@ class Terminal:
         if wide:
             return None
         columns = os.environ.get("COLUMNS", "").strip()
-        if columns.isdigit() and int(columns) > 0:
+        if columns.isascii() and columns.isdigit() and int(columns) > 0:
             return int(columns)
         if not _isatty(stream or self.out):
             return None
@@ -79,6 +79,10 @@ class Terminal:
     def info(self, message: str) -> None:
         if not self.quiet:
             write(self.err, f"{visible(message)}\n")
+
+    def outcome(self, message: str) -> None:
+        """How a command's work ended, on stderr: said even with -q, since it is the command's answer."""
+        write(self.err, f"{visible(message)}\n")
 
     def warning(self, message: str) -> None:
         if not self.quiet:

@@ -16,7 +16,10 @@ from aoe_runner.render.width import wrap, wrap_line
 
 _LABELS = {Status.PASS: "ok", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "skip"}
 _ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.SKIP: 2, Status.PASS: 3}
-COLUMNS = [Column("status"), Column.prose("check"), Column.prose("observed"), Column.prose("required"), Column.prose("fix")]
+COLUMNS = [
+    Column("status", verdict=True), Column.prose("check"), Column.prose("observed"), Column.prose("required"),
+    Column.prose("fix"),
+]  # fmt: skip
 HEADERS = [column.header for column in COLUMNS]
 CSV_COLUMNS = ("id", "status", "check", "observed", "required", "fix", "formula", "sources", "reference")
 

@@ -30,7 +30,7 @@ def _lifecycle_order(marker: MarkerSeen) -> int:
 
 
 LIST_COLUMNS = [
-    Column("run"), Column("started"), Column("status"), Column("mode"), Column.number("device", optional=True),
+    Column("run"), Column("started"), Column("status", verdict=True), Column("mode"), Column.number("device", optional=True),
     Column.number("exit", optional=True), Column.number("results", optional=True), Column.text("script"),
 ]  # fmt: skip
 LIST_HEADERS = [column.header for column in LIST_COLUMNS]

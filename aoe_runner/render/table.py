@@ -41,6 +41,7 @@ class Column:
     header: str
     kind: Kind = Kind.ID
     optional: bool = False  # may be left out when it is the same in every row
+    verdict: bool = False  # holds words aoe-runner writes (FAIL, regressed): painted on a terminal, never a name
 
     @classmethod
     def text(cls, header: str) -> Column:
@@ -72,9 +73,10 @@ def render(
             part[0] != cell for part, cell, column in zip(fitted, values, kept, strict=True) if column.kind is Kind.TEXT
         )
         for index in range(max(len(part) for part in fitted)):
-            lines.append(_line([part[index] if index < len(part) else "" for part in fitted], widths, colours))
+            painted = [colours if column.verdict else None for column in kept]
+            lines.append(_line([part[index] if index < len(part) else "" for part in fitted], widths, painted))
     if cut:
-        notes.append(f"{CUT} marks text cut to fit the terminal: --wide shows it whole")
+        notes.append(f"{CUT} marks text cut to fit the terminal: a wider terminal, --wide or a pipe shows more")
     return "\n".join(lines + [wrap_line(f"({note})", width, " ") for note in notes])
 
 
@@ -98,7 +100,7 @@ def _layout(columns: list[Column], cells: list[list[str]], width: int | None) ->
             break
     if left_out:
         names = ", ".join(columns[index].header for index in left_out)
-        notes.append(f"not shown to fit the terminal: {names}; --wide shows every column")
+        notes.append(f"not shown to fit the terminal: {names}; a wider terminal, --wide or a pipe shows them")
     return candidate, widths, notes
 
 
@@ -171,8 +173,9 @@ def _take(text: str, room: int) -> str:
     return text
 
 
-def _line(parts: Sequence[str], widths: Sequence[int], colours: Mapping[str, str] | None = None) -> str:
-    painted = (paint(part, colours.get(part)) if colours else part for part in parts)
+def _line(parts: Sequence[str], widths: Sequence[int], colours: Sequence[Mapping[str, str] | None] | None = None) -> str:
+    palettes = colours or [None] * len(parts)
+    painted = (paint(part, palette.get(part)) if palette else part for part, palette in zip(parts, palettes, strict=True))
     return "".join(
         shown + " " * (width - text_width(part) + GAP) for shown, part, width in zip(painted, parts, widths, strict=True)
     ).rstrip()

@@ -201,11 +201,11 @@ SUBGRAPH_COLUMNS = [
 OP_TYPE_COLUMNS = [Column.text("op type"), *map(Column.number, ("entries", "saved µs", "median speed-up"))]
 MODEL_COLUMNS = [Column("section"), Column.text("tuning name"), *map(Column.number, ("before ms", "after ms", "speed-up"))]
 CHANGE_COLUMNS = [
-    Column("change"), Column("kind"), Column.text("entry"), Column.number("old after"), Column.number("new after"),
+    Column("change", verdict=True), Column("kind"), Column.text("entry"), Column.number("old after"), Column.number("new after"),
     Column("unit", optional=True), Column.number("after Δ"),
 ]  # fmt: skip
 MODEL_CHANGE_COLUMNS = [
-    Column("change"), Column("section"), Column.text("tuning name"), *map(Column.number, ("old ms", "new ms", "Δ")),
+    Column("change", verdict=True), Column("section"), Column.text("tuning name"), *map(Column.number, ("old ms", "new ms", "Δ")),
 ]  # fmt: skip
 
 

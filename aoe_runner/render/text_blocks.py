@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tabulate import tabulate
-
 from aoe_runner.common.colour import WORDS
 from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.render.table import Column
@@ -34,6 +32,8 @@ class TextBlocks:
         """A table of these columns: fitted to the terminal (render/table.py), or in markdown."""
         cells = [[str(cell) for cell in row] for row in rows]
         if self.markdown:
+            from tabulate import tabulate
+
             return tabulate(cells, headers=[column.header for column in columns], tablefmt="github", disable_numparse=True)
         return render_table(columns, cells, self.width, self.colours)
 
@@ -41,6 +41,8 @@ class TextBlocks:
         """Names and values, two columns without headers; a long value wraps as prose."""
         cells = [[str(cell) for cell in row] for row in rows]
         if self.markdown:
+            from tabulate import tabulate
+
             return tabulate(cells, headers=["", ""], tablefmt="github", disable_numparse=True)
         return width_table(None, cells, self.width)
 

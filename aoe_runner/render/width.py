@@ -50,13 +50,8 @@ def wrap_line(text: str, width: int | None, indent: str = "") -> str:
     first, *rest = wrap(text, width)
     if not rest:
         return first
-    more = wrap(" ".join(line.strip() for line in rest), max(width - lead - len(indent), _NARROWEST))
+    more = wrap(text[len(first) :].lstrip(" "), max(width - lead - len(indent), _NARROWEST))  # the words as written
     return "\n".join([first, *(" " * lead + indent + line for line in more)])
-
-
-def fit(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None) -> list[list[str]]:
-    """The rows with cells wrapped (newlines inside) so that the table, GAP between columns, fits `width`."""
-    return _fitted(headers, rows, width)[1]
 
 
 def table(headers: Sequence[str] | None, rows: Sequence[Sequence[str]], width: int | None) -> str:

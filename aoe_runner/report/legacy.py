@@ -25,7 +25,7 @@ Order = tuple[tuple[datetime, str, int], int]  # the report's order, then the en
 
 
 class _Context(Protocol):
-    """Where a report came from (summary's _ReportContext)."""
+    """Where a report came from (as the merge's Source says it)."""
 
     file: str
     timestamp: datetime | None

@@ -133,3 +133,9 @@ def test_a_command_leaves_the_collector_nothing_to_walk_at_exit(tmp_path: Path, 
     command): main() freezes them as the process exits, after the other exit handlers, and not before."""
     done = _fresh_python(tmp_path, FROZEN_AT_EXIT, *arguments)
     assert done.stdout.splitlines()[-2:] == ["before exit False", "at exit True"], done.stderr
+
+
+@pytest.mark.parametrize("arguments", [("validate", str(SAMPLES)), ("runs", "list")], ids=["validate", "runs list"])
+def test_plain_tables_load_no_tabulate(tmp_path: Path, arguments: tuple[str, ...]) -> None:
+    """tabulate writes markdown only; the terminal's tables are render/table.py's."""
+    assert _offending(_loaded(tmp_path, *arguments, codes=(0, 1, 4)), ["tabulate"]) == []
