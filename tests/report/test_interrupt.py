@@ -19,6 +19,8 @@ import pytest
 
 from tests.conftest import ROOT  # noqa: E402
 
+pytestmark = pytest.mark.slow  # signals to a report and its forked workers
+
 SAMPLES = ROOT / "sample_results"
 
 DRIVER = textwrap.dedent(

@@ -34,6 +34,8 @@ from tests.tune.runner import (
     wait_until_gone,
 )
 
+pytestmark = pytest.mark.slow  # fault runs: scripts that crash, hang, flood or are killed, on pipes and a terminal
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Home:

@@ -23,6 +23,8 @@ from tests.common.locks.users import ANOTHER, NOBODY, finished, make_shared_tree
 from tests.conftest import ROOT
 from tests.tune.runner import Home, tune_command
 
+pytestmark = pytest.mark.slow  # crowds of users and processes racing for one lock
+
 PROTECTED_REGULAR = Path("/proc/sys/fs/protected_regular")
 
 
