@@ -22,6 +22,8 @@ Artifacts = Annotated[
 
 def store_init(url: Url, artifacts: Artifacts = None) -> int:
     """Create or migrate the store's schema, and make it this home's store (written without the password)."""
+    from aoe_runner.common.words import count
+    from aoe_runner.runs.history import RunStore
     from aoe_runner.store.choice import check_url, redact
     from aoe_runner.store.config import init_store
 
@@ -32,6 +34,10 @@ def store_init(url: Url, artifacts: Artifacts = None) -> int:
     terminal.info(f"run store {redact(url)} ready (schema version {schema}); this home now uses it ({config})")
     if redact(url) != url:
         terminal.warning(f"the password was not written to {config.name}: give it with PGPASSWORD or in ~/.pgpass")
+    recorded = len(RunStore(config.parent).run_directories())
+    if recorded:
+        pushing = "'aoe-runner runs push' sends local runs to the store"
+        terminal.info(f"{count(recorded, 'run')} recorded on this host before: {pushing}")
     return ExitCode.OK
 
 

@@ -105,6 +105,7 @@ def test_the_store_is_chosen_by_option_then_environment_then_store_init(tmp_path
     init = aoe_runner(home, "store", "init", pg_url)
     assert init.returncode == 0, init.stderr
     assert f"ready (schema version {pg_schema.LATEST})" in init.stderr
+    assert "runs push" not in init.stderr  # nothing recorded here before: nothing to push
     config = (tmp_path / "home" / "store.conf").read_text()
     assert f"url = {pg_url}" in config
     tune_ok(home)  # recorded in the store that store init chose
@@ -293,3 +294,11 @@ def test_another_homes_run_is_not_taken_into_this_homes_history(tmp_path: Path, 
     pushed = aoe_runner(second, "runs", "push")
     assert pushed.returncode == 0, pushed.stderr
     assert run_id not in pushed.stderr
+
+
+def test_store_init_says_how_to_send_the_runs_recorded_before(tmp_path: Path, pg_url: str) -> None:
+    home = Home(tmp_path)
+    tune_ok(home)  # recorded locally: no store chosen yet
+    init = aoe_runner(home, "store", "init", pg_url)
+    assert init.returncode == 0, init.stderr
+    assert "1 run recorded on this host before: 'aoe-runner runs push' sends local runs to the store" in init.stderr
