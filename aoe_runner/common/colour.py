@@ -12,12 +12,14 @@ import os
 from collections.abc import Mapping
 from typing import TextIO
 
+from aoe_runner.common.terminal import isatty
+
 CHOICES = ("auto", "always", "never")
 RED, YELLOW, GREEN = "\x1b[31m", "\x1b[33m", "\x1b[32m"
 BOLD_RED = "\x1b[1;31m"
 RESET = "\x1b[0m"
 # Words aoe-runner writes that carry a verdict, and their colour (preflight's statuses, diffs, runs, verify).
-WORDS: Mapping[str, str] = {
+VERDICTS: Mapping[str, str] = {
     "FAIL": BOLD_RED,
     "WARN": YELLOW,
     "regressed": RED,
@@ -49,15 +51,8 @@ def wanted(stream: TextIO | None, env: Mapping[str, str] | None = None) -> bool:
         return False
     if environment.get("FORCE_COLOR", "") not in ("", "0"):
         return True
-    return stream is not None and _isatty(stream) and environment.get("TERM") != "dumb"
+    return isatty(stream) and environment.get("TERM") != "dumb"
 
 
 def paint(text: str, colour: str | None) -> str:
     return f"{colour}{text}{RESET}" if colour and text else text
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (ValueError, OSError):  # closed
-        return False

@@ -43,7 +43,7 @@ class Terminal:
         return self._err or sys.stderr
 
     def err_is_terminal(self) -> bool:
-        return _isatty(self.err)
+        return isatty(self.err)
 
     def width(self, wide: bool = False, stream: TextIO | None = None) -> int | None:
         """Columns a table on stdout (or `stream`) may use: None (no limit) with --wide or when it is not a terminal;
@@ -53,7 +53,7 @@ class Terminal:
         columns = os.environ.get("COLUMNS", "").strip()
         if columns.isascii() and columns.isdigit() and int(columns) > 0:
             return int(columns)
-        if not _isatty(stream or self.out):
+        if not isatty(stream or self.out):
             return None
         import shutil
 
@@ -155,10 +155,11 @@ def _discard_further_output(stream: TextIO) -> None:
         pass
 
 
-def _isatty(stream: TextIO | None) -> bool:
+def isatty(stream: TextIO | None) -> bool:
+    """Whether `stream` is a terminal; False for None, a closed stream or one replaced by something else."""
     try:
         return stream is not None and stream.isatty()
-    except (AttributeError, ValueError):  # a closed or replaced stream
+    except (AttributeError, ValueError, OSError):  # a closed or replaced stream
         return False
 
 

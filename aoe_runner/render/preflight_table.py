@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from aoe_runner.common.colour import WORDS as COLOURS
-from aoe_runner.common.colour import paint
+from aoe_runner.common.colour import VERDICTS, paint
 from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.common.words import count
 from aoe_runner.preflight.checks import CheckResult, Status
 from aoe_runner.preflight.report import PreflightReport
-from aoe_runner.render.table import WORDS, Column
+from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 from aoe_runner.render.width import wrap, wrap_line
 
@@ -31,7 +30,7 @@ def render_preflight(report: PreflightReport, width: int | None = None, as_markd
     if as_markdown:
         lines.append(tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True))
     else:
-        lines.append(render_table(COLUMNS, rows, width, COLOURS if colour else None))
+        lines.append(render_table(COLUMNS, rows, width, VERDICTS if colour else None))
     formulas = _formulas(report, None if as_markdown else width)
     if formulas:
         lines += ["", "formulas:", *(["", "```text", *formulas, "```"] if as_markdown else formulas)]
@@ -60,8 +59,8 @@ def render_preflight_short(report: PreflightReport, width: int | None = None, co
 def _indented(text: str, lead: str, width: int | None, colour: bool = False) -> str:
     """`lead` (painted when `colour`) then text, wrapped between words to `width`, the later lines under the first's."""
     room = None if width is None else max(width - len(lead), 20)
-    first, *rest = wrap(visible(text), room, WORDS)
-    shown = paint(lead.rstrip(), COLOURS.get(lead.strip())) + lead[len(lead.rstrip()) :] if colour else lead
+    first, *rest = wrap(visible(text), room)
+    shown = paint(lead.rstrip(), VERDICTS.get(lead.strip())) + lead[len(lead.rstrip()) :] if colour else lead
     return "\n".join([shown + first, *(" " * len(lead) + line for line in rest)])
 
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aoe_runner.common.colour import WORDS
+from aoe_runner.common.colour import VERDICTS
 from aoe_runner.common.safe_text import visible
 from aoe_runner.common.words import size_text
 from aoe_runner.render.table import Column
@@ -62,7 +62,7 @@ def render_run_list(rows: list[RunRow], width: int | None = None, colour: bool =
     if not rows:
         return "no runs recorded\n"
     cells = [[visible(str(cell)) for cell in row] for row in _list_cells(rows)]
-    return render_table(LIST_COLUMNS, cells, width, WORDS if colour else None) + "\n"
+    return render_table(LIST_COLUMNS, cells, width, VERDICTS if colour else None) + "\n"
 
 
 def _list_cells(rows: list[RunRow]) -> list[list[object]]:

@@ -14,19 +14,16 @@ every cell whole. wcwidth measures cells, so a CJK name takes the two columns it
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from aoe_runner.common.colour import paint
-from aoe_runner.render.width import text_width, wrap, wrap_line
+from aoe_runner.render.width import GAP, PIECES, text_width, wrap, wrap_line
 
-GAP = 2  # between columns
 TEXT_FLOOR = 16  # a cut text column keeps at least this many columns (or its header's width)
 PROSE_FLOOR = 12  # a wrapped prose column, likewise, but never less than its longest word
 CUT = "…"
-WORDS = re.compile(r"[^/\\ ]*(?:[/\\]+| +|$)")  # a word with its spaces, a path segment with its separator
 
 
 class Kind(Enum):
@@ -65,6 +62,7 @@ def render(
     shown, widths, notes = _layout(list(columns), cells, width)
     kept = [columns[index] for index in shown]
     lines = [_line([c.header for c in kept], widths), _line(["-" * w for w in widths], widths)]
+    painted = [colours if column.verdict else None for column in kept]
     cut = False
     for row in cells:
         values = [row[index] for index in shown]
@@ -73,7 +71,6 @@ def render(
             part[0] != cell for part, cell, column in zip(fitted, values, kept, strict=True) if column.kind is Kind.TEXT
         )
         for index in range(max(len(part) for part in fitted)):
-            painted = [colours if column.verdict else None for column in kept]
             lines.append(_line([part[index] if index < len(part) else "" for part in fitted], widths, painted))
     if cut:
         notes.append(f"{CUT} marks text cut to fit the terminal: a wider terminal, --wide or a pipe shows more")
@@ -134,7 +131,7 @@ def _floor(column: Column, cells: list[str]) -> int:
     if column.kind is Kind.TEXT:
         return max(header, min(TEXT_FLOOR, max((text_width(cell) for cell in cells), default=0)))
     if column.kind is Kind.PROSE:
-        longest_word = max((text_width(word.rstrip(" ")) for cell in cells for word in WORDS.findall(cell)), default=0)
+        longest_word = max((text_width(word.rstrip(" ")) for cell in cells for word in PIECES.findall(cell)), default=0)
         return max(header, PROSE_FLOOR, longest_word)
     return max([header, *(text_width(cell) for cell in cells)])
 
@@ -145,7 +142,7 @@ def _fit_cell(cell: str, kind: Kind, width: int) -> list[str]:
     if kind is Kind.TEXT:
         return [middle_cut(cell, width)]
     if kind is Kind.PROSE:
-        return wrap(cell, width, WORDS)
+        return wrap(cell, width)  # between words and after a path's separators
     return [cell]  # an identifier runs past its column rather than break
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aoe_runner.common.colour import WORDS
+from aoe_runner.common.colour import VERDICTS
 from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
@@ -20,7 +20,7 @@ class TextBlocks:
     def __init__(self, markdown: bool, width: int | None = None, colour: bool = False) -> None:
         self.markdown = markdown
         self.width = None if markdown else width  # markdown is pasted, never fitted to a terminal
-        self.colours = WORDS if colour and not markdown else None
+        self.colours = VERDICTS if colour and not markdown else None
 
     def title(self, text: str) -> str:
         if self.markdown:

@@ -12,7 +12,7 @@ import io
 
 from tabulate import tabulate
 
-from aoe_runner.common.colour import WORDS, YELLOW, paint
+from aoe_runner.common.colour import VERDICTS, YELLOW, paint
 from aoe_runner.common.safe_text import csv_cell, visible
 from aoe_runner.common.safe_text import markdown as markdown_text
 from aoe_runner.render.table import Column
@@ -104,7 +104,7 @@ class _Renderer:
 
     def _painted(self, verdict: str) -> str:
         """The verdict in its colour on a terminal: faster green, slower red, anything else yellow."""
-        return paint(verdict, WORDS.get(verdict, YELLOW)) if self.colour else verdict
+        return paint(verdict, VERDICTS.get(verdict, YELLOW)) if self.colour else verdict
 
     def _prose(self, text: str) -> str:
         """Lines wrapped to the terminal between words, the later ones of each indented."""

@@ -12,8 +12,8 @@ from wcwidth import wcswidth
 
 GAP = 2  # between columns, as tabulate's "simple" and "plain" styles
 _NARROWEST = 8  # a wrapped column keeps at least this many characters (or its header's longest word)
-_PIECES = re.compile(r"[^/\\ ]*(?:[/\\]+| +|$)")  # a path segment with its separator, or a word with its spaces
-_HEADER_PIECES = re.compile(r"[^ -]*(?:-+| +|$)")  # headers also break after a hyphen: "speed-" / "up"
+PIECES = re.compile(r"[^/\\ ]*(?:[/\\]+| +|$)")  # a path segment with its separator, or a word with its spaces
+_HEADERPIECES = re.compile(r"[^ -]*(?:-+| +|$)")  # headers also break after a hyphen: "speed-" / "up"
 
 
 def text_width(text: str) -> int:
@@ -22,7 +22,7 @@ def text_width(text: str) -> int:
     return measured if measured >= 0 else len(text)
 
 
-def wrap(text: str, width: int | None, pieces: re.Pattern[str] = _PIECES) -> list[str]:
+def wrap(text: str, width: int | None, pieces: re.Pattern[str] = PIECES) -> list[str]:
     """Lines of at most `width` columns, broken after `/` or at a space; only a longer piece is cut inside."""
     if width is None or text_width(text) <= width:
         return [text]
@@ -86,7 +86,7 @@ def _fitted(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | 
     widths = _narrowed(natural, floors, width, gap)
     if widths == natural:
         return titles, table, gap
-    titles = ["\n".join(wrap(title, w, _HEADER_PIECES)) for title, w in zip(titles, widths, strict=True)]
+    titles = ["\n".join(wrap(title, w, _HEADERPIECES)) for title, w in zip(titles, widths, strict=True)]
     cells = [
         ["\n".join(wrap(cell, w)) if w < n else cell for cell, w, n in zip(row, widths, natural, strict=True)] for row in table
     ]
@@ -108,8 +108,8 @@ def _narrowed(natural: list[int], floors: list[int], width: int, gap: int) -> li
 def _floor(column: Sequence[str]) -> int:
     """The narrowest a column may get: its header's longest word, and no cut inside a short unbroken piece."""
     header, *cells = column
-    title = max((text_width(piece.strip()) for piece in _HEADER_PIECES.findall(header)), default=0)
-    piece = max((text_width(p.rstrip(" ")) for cell in cells for p in _PIECES.findall(cell)), default=0)
+    title = max((text_width(piece.strip()) for piece in _HEADERPIECES.findall(header)), default=0)
+    piece = max((text_width(p.rstrip(" ")) for cell in cells for p in PIECES.findall(cell)), default=0)
     return max(title, min(piece, _NARROWEST))
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from aoe_runner.common.safe_text import visible
 from aoe_runner.render.best import best_table
-from aoe_runner.render.table import CUT, WORDS, Column, middle_cut, render
-from aoe_runner.render.width import text_width
+from aoe_runner.render.table import CUT, Column, middle_cut, render
+from aoe_runner.render.width import PIECES, text_width
 from aoe_runner.store.best import Best
 from tests.conftest import DATA, SAMPLES
 from tests.render.hostile import HOSTILE, write_result
@@ -60,7 +60,7 @@ def test_free_text_is_whole_or_cut_in_the_middle_keeping_head_and_tail(width: in
 def test_prose_wraps_between_words_and_never_inside_one(width: int | None) -> None:
     text = render(COLUMNS, _rows(), width)
     assert "TE_PARALLEL_COMPILER=1" in text  # the export can be pasted whole
-    words = {word.rstrip(" ") for word in WORDS.findall("export TE_PARALLEL_COMPILER=1 and run again") if word.strip()}
+    words = {word.rstrip(" ") for word in PIECES.findall("export TE_PARALLEL_COMPILER=1 and run again") if word.strip()}
     assert all(word in text for word in words)
 
 
