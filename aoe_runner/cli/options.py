@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from aoe_runner.common.terminal import Pieces
     from aoe_runner.runs.status import RunStatus
 
+LARGEST_COUNT = 2**31 - 1  # a count or id past this is a typo (and past 2**63 an index cannot hold it)
 TABLE, JSON, CSV, MARKDOWN = OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.CSV, OutputFormat.MARKDOWN
 HTML = OutputFormat.HTML
 
@@ -86,11 +87,11 @@ def choose_format(value: str | None, as_json: bool, formats: Sequence[OutputForm
     return chosen
 
 
-def whole_number(text: str | None, option: str, minimum: int = 0, maximum: int = 2**31 - 1) -> int | None:
-    """'20' as 20 for an option that takes a count or an id (at most 2**31 - 1 unless said); None stays None."""
+def whole_number(text: str | None, option: str, minimum: int = 0, maximum: int = LARGEST_COUNT) -> int | None:
+    """'20' as 20 for an option that takes a count or an id (at most LARGEST_COUNT unless said); None stays None."""
     if text is None:
         return None
-    expected = f"from {minimum} to {maximum}" if maximum != 2**31 - 1 else f"of at least {minimum}"
+    expected = f"from {minimum} to {maximum}" if maximum != LARGEST_COUNT else f"of at least {minimum}"
     try:
         value = int(text.strip(), 10)
     except ValueError:
