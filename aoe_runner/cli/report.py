@@ -27,7 +27,6 @@ from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.common import collector
 from aoe_runner.common.exiting import leave
-from aoe_runner.common.quantities import parse_percent
 from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, UsageError
 from aoe_runner.report.rules import DEFAULT_THRESHOLD_PCT
@@ -97,6 +96,7 @@ def report(
     allow_empty: AllowEmpty = False,
 ) -> int:
     """Summarise result files or recorded runs into the bank they imply; --diff compares two (default: the newest runs)."""
+    from aoe_runner.common.quantities import parse_percent
     from aoe_runner.report.samples import samples_directory
 
     formatter = formatter_for(output_format, as_json, FORMATS, output, wide)
