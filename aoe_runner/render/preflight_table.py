@@ -13,7 +13,8 @@ from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 from aoe_runner.render.width import wrap, wrap_line
 
-_LABELS = {Status.PASS: "ok", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "skip"}
+# The words of csv and JSON; a failure and a warning in capitals, so that they stand out without colour too.
+_LABELS = {Status.PASS: "pass", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "skip"}
 _ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.SKIP: 2, Status.PASS: 3}
 COLUMNS = [
     Column("status", verdict=True), Column.prose("check"), Column.prose("observed"), Column.prose("required"),
@@ -51,7 +52,7 @@ def render_preflight_short(report: PreflightReport, width: int | None = None, co
     if len(lines) > 4:
         lines.append("")
     skipped = report.count(Status.SKIP)
-    rest = f"{count(report.count(Status.PASS), 'check')} ok" + (f" and {skipped} skipped" if skipped else "")
+    rest = f"{count(report.count(Status.PASS), 'check')} passed" + (f" and {skipped} skipped" if skipped else "")
     lines += [wrap_line(f"{rest}: -v shows them, and where each number came from", width, "  "), _totals(report)]
     return "\n".join(lines) + "\n"
 

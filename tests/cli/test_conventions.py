@@ -67,7 +67,7 @@ def test_preflight_csv_and_markdown_have_one_row_per_check(cli) -> None:  # type
     rows = list(csv.DictReader(io.StringIO(cli("preflight", "--facts", str(SMALL), "-f", "csv").out)))
     assert sorted(row["id"] for row in rows) == sorted(check["id"] for check in checks)
     markdown = cli("preflight", "--facts", str(SMALL), "-f", "markdown").out
-    assert markdown.count("\n| FAIL ") + markdown.count("\n| WARN ") + markdown.count("\n| ok ") + markdown.count(
+    assert markdown.count("\n| FAIL ") + markdown.count("\n| WARN ") + markdown.count("\n| pass ") + markdown.count(
         "\n| skip "
     ) == len(checks)
     assert "\n| status " in markdown and "```text" in markdown
@@ -254,7 +254,7 @@ def test_paths_wrap_after_a_separator_not_inside_a_name(cli, monkeypatch) -> Non
     lines = cli("preflight", "--facts", str(SMALL), "-v").out.splitlines()
     header = next(line for line in lines if line.startswith("status "))
     start, end = header.index("observed"), header.index("required")
-    first = next(i for i, line in enumerate(lines) if line.startswith("ok      TUNE_BANK_PATH"))
+    first = next(i for i, line in enumerate(lines) if line.startswith("pass    TUNE_BANK_PATH"))
     block = [lines[first]]
     for line in lines[first + 1 :]:
         if not line.startswith(" "):

@@ -56,9 +56,9 @@ def test_facts_saved_before_the_inventory_still_load_and_show_no_npu_smi(cli) ->
 def test_the_table_puts_failures_first_with_their_fixes(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("preflight", "--facts", str(SMALL), "--mode", "subgraph", "--procs", "2")
     assert result.code == 1
-    rows = [line for line in result.out.splitlines() if line[:4] in ("FAIL", "WARN", "skip", "ok  ")]
+    rows = [line for line in result.out.splitlines() if line[:4] in ("FAIL", "WARN", "skip", "pass")]
     statuses = [row.split()[0] for row in rows]
-    assert statuses == sorted(statuses, key=["FAIL", "WARN", "skip", "ok"].index)
+    assert statuses == sorted(statuses, key=["FAIL", "WARN", "skip", "pass"].index)
     assert "P x (2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER) = 2 x (2 x 8 + 8) = 48" in result.out
     assert "free 8.0 GiB in /home/tuner" in result.out  # 20 GiB - 12 GiB
 
