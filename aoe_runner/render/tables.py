@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from aoe_runner.report.diff import BankDiff
     from aoe_runner.report.models import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
     from aoe_runner.results.validation import FileCheck
-    from aoe_runner.runs.index import RunRow
     from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.runs.outcomes import RunListing
     from aoe_runner.store.best import Best
     from aoe_runner.verify.report import VerifyReport
 
@@ -53,10 +53,10 @@ class TableFormatter(TextBlocks, Formatter):
 
         return validation_text(checked)
 
-    def run_list(self, rows: list[RunRow]) -> str:
+    def run_list(self, listing: RunListing) -> str:
         from aoe_runner.render.runs import render_run_list, run_list_markdown
 
-        return run_list_markdown(rows) if self.markdown else render_run_list(rows, self.width, self.colours is not None)
+        return run_list_markdown(listing) if self.markdown else render_run_list(listing, self.width, self.colours is not None)
 
     def run(self, manifest: RunManifest, directory: Path) -> str:
         from aoe_runner.render.runs import render_run
@@ -135,7 +135,7 @@ class TableFormatter(TextBlocks, Formatter):
         if changed:
             change_rows = [
                 (
-                    c.change.words,
+                    c.change.value,
                     c.kind,
                     self.name(c.label),
                     num(c.old_after),
@@ -148,7 +148,7 @@ class TableFormatter(TextBlocks, Formatter):
             parts += [self.title(limited("Changed entries", rows, len(changed))), self.table(CHANGE_COLUMNS, change_rows)]
         if diff.model_deltas:
             delta_rows = [
-                (d.change.words, self.text(d.section), self.text(d.tuning_name or ""), num(d.old_after_ms),
+                (d.change.value, self.text(d.section), self.text(d.tuning_name or ""), num(d.old_after_ms),
                  num(d.new_after_ms), _pct(d.change_pct))
                 for d in diff.model_deltas
             ]  # fmt: skip

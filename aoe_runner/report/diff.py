@@ -30,7 +30,7 @@ class ChangeKind(str, Enum):
 
     @property
     def words(self) -> str:
-        """How tables and markdown say it."""
+        """How a sentence says it; a cell holds the value, the word of every format."""
         return "not in new results" if self is ChangeKind.NOT_IN_NEW else self.value
 
 
