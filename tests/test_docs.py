@@ -3,6 +3,7 @@ and every example is real output (sqlite-utils' test_docs idea)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -231,6 +232,7 @@ def test_every_example_of_report_validate_and_preflight_is_real_output(example: 
     else:
         monkeypatch.delenv("COLUMNS", raising=False)  # piped: full lines
     result = cli(*argv)
+    _update(example, f"$ {example.command}\n{result.out}")
     assert example.text == f"$ {example.command}\n{result.out}", example.where
     stderr = _stderr_block(example)
     if stderr is not None:
@@ -285,9 +287,13 @@ def test_the_walkthrough_is_real_output() -> None:
     """
     from tests.tune.walkthrough import run_walkthrough
 
-    documented = [block.text for block in BLOCKS[WALKTHROUGH] if block.lang == "text"]
+    blocks = [block for block in BLOCKS[WALKTHROUGH] if block.lang == "text"]
+    documented = [block.text for block in blocks]
     real = run_walkthrough()
     assert len(documented) == len(real)
+    for block, fresh in zip(blocks, real, strict=True):
+        if not block.text.startswith(("$ aoe-runner tune", "$ aoe-runner verify")):  # lines in another order; noise
+            _update(block, fresh)
     for shown, fresh in zip(documented, real, strict=True):
         if shown.startswith("$ aoe-runner tune"):
             assert _without_preflight(_numbers_masked(shown)) <= _without_preflight(_numbers_masked(fresh)), fresh
@@ -311,6 +317,16 @@ def test_readmes_quick_start_is_real_output() -> None:
     assert shown_lines <= _without_preflight(_numbers_masked(fresh_tune)), fresh_tune
     assert fresh_tune.rstrip("\n").endswith(shown_tune.rstrip("\n").rsplit("\n", 1)[1])
     assert _loose(_noise_masked(shown_verify)) == _loose(_noise_masked(fresh_verify)), fresh_verify
+
+
+def _update(block: Block, fresh: str) -> None:
+    """With AOE_RUNNER_UPDATE_DOCS=1, write fresh output in place of the block (then review the change, and commit it
+    on its own)."""
+    if os.environ.get("AOE_RUNNER_UPDATE_DOCS") != "1" or block.text == fresh:
+        return
+    text = block.path.read_text(encoding="utf-8")
+    assert block.text in text, f"{block.where} changed since the docs were read"
+    block.path.write_text(text.replace(block.text, fresh, 1), encoding="utf-8")
 
 
 def _numbers_masked(block: str) -> str:

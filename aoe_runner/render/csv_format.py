@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from aoe_runner.report.diff import BankDiff, EntryChange
     from aoe_runner.report.models import BankSummary
     from aoe_runner.results.validation import FileCheck
-    from aoe_runner.runs.index import RunRow
+    from aoe_runner.runs.outcomes import RunListing
     from aoe_runner.store.best import Best
     from aoe_runner.verify.report import VerifyReport
 
@@ -56,10 +56,10 @@ class CsvFormatter(Formatter):
 
         return validation_csv(checked, errors)
 
-    def run_list(self, rows: list[RunRow]) -> str:
+    def run_list(self, listing: RunListing) -> str:
         from aoe_runner.render.runs import run_list_csv
 
-        return run_list_csv(rows)
+        return run_list_csv(listing)
 
     def best(self, found: list[Best]) -> str:
         from aoe_runner.render.best import best_csv

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from aoe_runner.report.entries import Entry
     from aoe_runner.report.models import BankSummary
     from aoe_runner.results.validation import FileCheck
-    from aoe_runner.runs.index import RunRow
     from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.runs.outcomes import RunListing
     from aoe_runner.runs.savings import HistoryRun
     from aoe_runner.store.best import Best
     from aoe_runner.verify.report import VerifyReport
@@ -75,7 +75,7 @@ class Formatter:
     def validation(self, checked: Sequence[FileCheck], errors: Sequence[InputError]) -> Output:
         raise self.not_offered("validate")
 
-    def run_list(self, rows: list[RunRow]) -> Output:
+    def run_list(self, listing: RunListing) -> Output:
         raise self.not_offered("runs list")
 
     def run(self, manifest: RunManifest, directory: Path) -> Output:

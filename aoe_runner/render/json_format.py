@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from aoe_runner.report.entries import Entry
     from aoe_runner.report.models import BankSummary
     from aoe_runner.results.validation import FileCheck
-    from aoe_runner.runs.index import RunRow
     from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.runs.outcomes import RunListing
     from aoe_runner.store.best import Best
     from aoe_runner.verify.report import VerifyReport
 
@@ -60,10 +60,10 @@ class JsonFormatter(Formatter):
 
         return validation_json(checked, errors)
 
-    def run_list(self, rows: list[RunRow]) -> str:
+    def run_list(self, listing: RunListing) -> str:
         from aoe_runner.render.runs import run_list_json
 
-        return run_list_json(rows)
+        return run_list_json(listing)
 
     def run(self, manifest: RunManifest, directory: Path) -> str:
         return dump_json(manifest)

@@ -52,3 +52,18 @@ def quantity(value: float | None, places: int, unit: str) -> str:
 
 
 LONGEST_FIGURE = 1e15  # page.js writes numbers from here on with an exponent too
+
+
+def times(value: float | None) -> str:
+    """A ratio as text shows it (`1.374x`); csv and JSON hold the number."""
+    return "-" if value is None else f"{value:.3f}x"
+
+
+def microseconds(value: float | None) -> str:
+    """A time in µs as text shows it, in the unit that keeps it short: `812 µs`, `1.24 ms`, `3.5 s`."""
+    if value is None:
+        return "-"
+    for unit, scale in (("s", 1e6), ("ms", 1e3)):
+        if abs(value) >= scale:
+            return f"{figure(value / scale, 0)} {unit}" if abs(value) >= 1e3 * scale else f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} µs"

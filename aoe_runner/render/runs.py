@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 from aoe_runner.common.colour import VERDICTS
 from aoe_runner.common.safe_text import visible
 from aoe_runner.common.words import size_text
+from aoe_runner.render.numbers import microseconds, times
 from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 
 if TYPE_CHECKING:
     from aoe_runner.runs.index import RunRow
     from aoe_runner.runs.manifest import MarkerSeen, RunManifest
+    from aoe_runner.runs.outcomes import RunListing
     from aoe_runner.runs.prune import Removal
 
 
@@ -29,56 +31,82 @@ def _lifecycle_order(marker: MarkerSeen) -> int:
     return MARKER_ORDER.index(marker.kind) if marker.kind in MARKER_ORDER else len(MARKER_ORDER)
 
 
+# A narrow terminal leaves out the details first (results, exit, device, host, then the start, which the run id
+# also holds), the answers (time saved, speed-up) last.
 LIST_COLUMNS = [
-    Column("run"), Column("started"), Column("status", verdict=True), Column("mode"), Column.number("device", optional=True),
-    Column.number("exit", optional=True), Column.number("results", optional=True), Column.text("script"),
+    Column("run"), Column("started", optional=True), Column("status", verdict=True), Column("mode"),
+    Column.number("saved", optional=True, keep=1), Column.number("speed-up", optional=True, keep=1),
+    Column("host", optional=True), Column.number("device", optional=True), Column.number("exit", optional=True),
+    Column.number("results", optional=True), Column.text("script"),
 ]  # fmt: skip
-LIST_HEADERS = [column.header for column in LIST_COLUMNS]
+CSV_HEADERS = {"saved": "saved µs"}  # csv holds numbers: the unit goes in the header
 
 
-def run_list_json(rows: list[RunRow]) -> str:
+def run_list_json(listing: RunListing) -> str:
     import json
     from dataclasses import asdict
 
-    return "".join(json.dumps({**asdict(row), "status": row.status.value}) + "\n" for row in rows)
+    lines = []
+    for row in listing.rows:
+        gain = listing.gain(row)
+        fields = {**asdict(row), "status": row.status.value, "saved_us": gain.saved_us, "median_speedup": gain.median_speedup}
+        lines.append(json.dumps(fields) + "\n")
+    return "".join(lines)
 
 
-def run_list_csv(rows: list[RunRow]) -> str:
+def run_list_csv(listing: RunListing) -> str:
+    """Every column, host included; the time saved in µs and the speed-up as numbers."""
     from aoe_runner.render.csv_text import write_csv
 
-    return write_csv(LIST_HEADERS, _list_cells(rows))
+    headers = [CSV_HEADERS.get(column.header, column.header) for column in LIST_COLUMNS]
+    return write_csv(headers, [list(_cells(listing, row, text=False).values()) for row in listing.rows])
 
 
-def run_list_markdown(rows: list[RunRow]) -> str:
+def run_list_markdown(listing: RunListing) -> str:
     from tabulate import tabulate
 
     from aoe_runner.common.safe_text import markdown
 
-    cells = [[markdown(str(cell)) for cell in row] for row in _list_cells(rows)]
-    return tabulate(cells, headers=LIST_HEADERS, tablefmt="github", disable_numparse=True) + "\n"
+    columns = _columns(listing)
+    cells = [[markdown(_cells(listing, row, text=True)[c.header]) for c in columns] for row in listing.rows]
+    return tabulate(cells, headers=[c.header for c in columns], tablefmt="github", disable_numparse=True) + "\n"
 
 
-def render_run_list(rows: list[RunRow], width: int | None = None, colour: bool = False) -> str:
-    if not rows:
+def render_run_list(listing: RunListing, width: int | None = None, colour: bool = False) -> str:
+    if not listing.rows:
         return "no runs recorded\n"
-    cells = [[visible(str(cell)) for cell in row] for row in _list_cells(rows)]
-    return render_table(LIST_COLUMNS, cells, width, VERDICTS if colour else None) + "\n"
+    columns = _columns(listing)
+    cells = [[visible(_cells(listing, row, text=True)[c.header]) for c in columns] for row in listing.rows]
+    return render_table(columns, cells, width, VERDICTS if colour else None) + "\n"
 
 
-def _list_cells(rows: list[RunRow]) -> list[list[object]]:
-    return [
-        [
-            row.id,
-            _local(row.started_at),
-            row.status.value,
-            row.mode,
-            row.device,
-            _code(row.exit_code),
-            row.result_files,
-            row.script,
-        ]
-        for row in rows
-    ]
+def _columns(listing: RunListing) -> list[Column]:
+    """A listing's columns as a person reads them: the host only when many hosts share the store."""
+    return [column for column in LIST_COLUMNS if column.header != "host" or listing.shared]
+
+
+def _cells(listing: RunListing, row: RunRow, text: bool) -> dict[str, str]:
+    """A row's cells by header, in LIST_COLUMNS' order; the time saved and speed-up as text shows them when `text`,
+    else as numbers (empty when there are none)."""
+    gain = listing.gain(row)
+    saved, speedup = gain.saved_us, gain.median_speedup
+    return {
+        "run": row.id,
+        "started": _local(row.started_at),
+        "status": row.status.value,
+        "mode": row.mode,
+        "host": row.host or "-",
+        "device": str(row.device),
+        "exit": _code(row.exit_code),
+        "results": str(row.result_files),
+        "saved": microseconds(saved) if text else _number(saved),
+        "speed-up": times(speedup) if text else _number(speedup),
+        "script": row.script,
+    }
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
 
 
 def render_run(manifest: RunManifest, run_dir: Path) -> str:

@@ -37,7 +37,8 @@ class Kind(Enum):
 class Column:
     header: str
     kind: Kind = Kind.ID
-    optional: bool = False  # may be left out when it is the same in every row
+    optional: bool = False  # may be left out when it is the same in every row, or to fit
+    keep: int = 0  # of optional columns left out to fit, those of lower keep go first (then the rightmost)
     verdict: bool = False  # holds words aoe-runner writes (FAIL, regressed): painted on a terminal, never a name
 
     @classmethod
@@ -49,8 +50,8 @@ class Column:
         return cls(header, Kind.PROSE)
 
     @classmethod
-    def number(cls, header: str, optional: bool = False) -> Column:
-        return cls(header, Kind.NUMBER, optional)
+    def number(cls, header: str, optional: bool = False, keep: int = 0) -> Column:
+        return cls(header, Kind.NUMBER, optional, keep=keep)
 
 
 def render(
@@ -80,7 +81,7 @@ def render(
 def _layout(columns: list[Column], cells: list[list[str]], width: int | None) -> tuple[list[int], list[int], list[str]]:
     """The columns to show, their widths, and notes on what was left out: every column at its natural width when it
     fits; else without optional columns that are the same in every row, text cut and prose wrapped; then without
-    the other optional columns, rightmost first, until it fits (or none is left to leave out)."""
+    the other optional columns, lowest `keep` and then rightmost first, until it fits (or none is left to leave out)."""
     everything = list(range(len(columns)))
     natural = _natural(columns, cells)
     if width is None or not cells or _total(natural) <= width:
@@ -88,9 +89,9 @@ def _layout(columns: list[Column], cells: list[list[str]], width: int | None) ->
     constant = {i: cells[0][i] for i, column in enumerate(columns) if column.optional and len({row[i] for row in cells}) == 1}
     notes = [f"{columns[index].header}: {value or 'none'} in every row, not shown" for index, value in constant.items()]
     shown = [index for index in everything if index not in constant]
-    optional = [index for index in shown if columns[index].optional]
+    optional = sorted((index for index in shown if columns[index].optional), key=lambda i: (columns[i].keep, -i))
     for dropped in range(len(optional) + 1):
-        left_out = optional[len(optional) - dropped :]
+        left_out = optional[:dropped]
         candidate = [index for index in shown if index not in left_out]
         widths = _fitted([columns[index] for index in candidate], [[row[index] for index in candidate] for row in cells], width)
         if _total(widths) <= width:

@@ -46,6 +46,7 @@ from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
 if TYPE_CHECKING:
     from aoe_runner.runs.blobs import BlobStore
     from aoe_runner.runs.manifest import BankInventory, RunManifest
+    from aoe_runner.runs.outcomes import RunGain
 
 __all__ = ["RunFilter", "RunRow", "RunStore"]
 
@@ -55,7 +56,8 @@ TUNING = "tune"
 
 
 class RunStore:
-    ID_RANDOM_BYTES = 2  # run ids end in this many random bytes, in hex
+    shared_by_hosts = False  # its runs were recorded on this host
+    ID_RANDOM_BYTES = 4  # run ids end in 8 hex digits: many hosts sharing a store start runs in the same second
 
     def __init__(self, home: Path, warn: Callable[[str], None] | None = None) -> None:
         self.home = home
@@ -188,6 +190,12 @@ class RunStore:
         self._index_unindexed()
         rows = self.index.rows(where)
         return [self._settle(row) if row.status is RunStatus.RUNNING else row for row in rows]
+
+    def gains(self, rows: builtins.list[RunRow]) -> dict[str, RunGain]:
+        """Each tuning run's time saved and median speed-up, from its recorded results."""
+        from aoe_runner.runs.outcomes import local_gains
+
+        return local_gains(self, rows)
 
     def restore_source(self, manifest: RunManifest) -> tuple[BankInventory, Path | BlobStore]:
         """The full bank inventory before the run, and where its files' contents are kept."""

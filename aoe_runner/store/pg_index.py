@@ -17,7 +17,6 @@ import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.errors import ExitCode, InputError
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from aoe_runner.runs.manifest import RunManifest
+    from aoe_runner.runs.outcomes import OperatorResult
 
 _RAN_OUT_OF_TIME = ("QueryCanceled", "LockNotAvailable", "ConnectionTimeout")  # psycopg.errors: a limit was reached
 CONNECT_TIMEOUT_S = 5  # unless the URL or PGCONNECT_TIMEOUT says otherwise
@@ -61,15 +61,6 @@ class StoreUnavailable(InputError):
         super().__init__(where, message)
         self.timed_out = timed_out  # it used up a limit: asking again at once would wait as long again
         self.rejected = rejected  # the server refused what was sent (its data), not the connection: others may pass
-
-
-@dataclass(frozen=True)
-class OperatorResult:
-    kind: str  # operator or subgraph
-    name: str
-    tuned_us: float | None
-    baseline_us: float | None
-    speedup: float | None
 
 
 class PgIndex:

@@ -9,6 +9,7 @@ supervisor: a run of another host is shown as that host last recorded it.
 
 from __future__ import annotations
 
+import builtins
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -18,10 +19,10 @@ from typing import TYPE_CHECKING
 from aoe_runner.errors import EnvironmentDrift, InputError, UsageError
 from aoe_runner.runs.history import RunStore
 from aoe_runner.runs.index import RunFilter, RunIndex, RunRow
+from aoe_runner.runs.outcomes import TUNE, RunGain, recorded_results
 from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
 from aoe_runner.store.choice import StoreChoice
 from aoe_runner.store.pg_index import PgIndex, StoreUnavailable
-from aoe_runner.store.results import operator_results
 
 if TYPE_CHECKING:
     from aoe_runner.runs.manifest import RunManifest
@@ -63,7 +64,7 @@ class SharedIndex:
 
 
 class SharedRunStore(RunStore):
-    ID_RANDOM_BYTES = 4  # many hosts start runs in the same second: 8 hex digits keep their ids apart
+    shared_by_hosts = True
 
     def __init__(self, home: Path, choice: StoreChoice, warn: Callable[[str], None] | None = None) -> None:
         super().__init__(home, warn)
@@ -106,7 +107,7 @@ class SharedRunStore(RunStore):
 
     def send(self, manifest: RunManifest, directory: Path) -> None:
         """Record a run and its operator results in the shared store; its record is in `directory`."""
-        self.shared.record(manifest, self._artifacts_note(directory), operator_results(manifest, directory))
+        self.shared.record(manifest, self._artifacts_note(directory), recorded_results(manifest, directory))
 
     def local_record(self, run_id: str) -> tuple[RunManifest, Path] | None:
         """A run this host recorded, and its directory: under the home (also from before the shared store), or in the
@@ -155,6 +156,18 @@ class SharedRunStore(RunStore):
     def list(self, where: RunFilter | None = None) -> list[RunRow]:
         rows = self.index.rows(where or RunFilter())
         return [self._settle(row) if self._mine_running(row) else row for row in rows]
+
+    def gains(self, rows: builtins.list[RunRow]) -> dict[str, RunGain]:
+        """From the results each run's host sent (`run_results`): another host's files are never read."""
+        ids = [row.id for row in rows if row.kind == TUNE and row.result_files]
+        if not ids:
+            return {}
+        found = self.shared.query(
+            "SELECT run_id, SUM(baseline_us - tuned_us), percentile_cont(0.5) WITHIN GROUP (ORDER BY speedup)"
+            " FROM run_results WHERE run_id = ANY(%s) GROUP BY run_id",
+            [ids],
+        )
+        return {run_id: RunGain(saved, speedup) for run_id, saved, speedup in found}
 
     def load(self, run_id: str) -> RunManifest:
         if (self.run_dir(run_id) / MANIFEST_NAME).is_file():

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from aoe_runner.runs.manifest import RunManifest
-from aoe_runner.store.pg_index import OperatorResult, PgIndex
+from aoe_runner.runs.outcomes import OperatorResult
+from aoe_runner.store.pg_index import PgIndex
 from tests.store.conftest import SharedHome, as_host
 from tests.tune.runner import aoe_runner
 

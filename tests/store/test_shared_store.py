@@ -205,6 +205,20 @@ def test_push_sends_the_operator_results_of_runs_recorded_before_the_store_kept_
     assert "pushed 0 runs" in again.stderr, again.stderr
 
 
+def test_a_shared_listing_has_each_runs_gain_from_the_results_its_host_sent_and_its_host(shared_home: SharedHome) -> None:
+    run_id = tune_ok(shared_home)
+    (shared,) = listed(shared_home)
+    done = aoe_runner(shared_home, "--store", "local", "runs", "list", "--json")  # from this host's result files
+    (local,) = map(json.loads, done.stdout.splitlines())
+    assert shared["id"] == local["id"] == run_id and local["saved_us"] > 0
+    assert shared["saved_us"] == pytest.approx(local["saved_us"])
+    assert shared["median_speedup"] == pytest.approx(local["median_speedup"])
+    table = aoe_runner(shared_home, "runs", "list", "--wide").stdout.splitlines()
+    assert table[0].split()[:7] == ["run", "started", "status", "mode", "saved", "speed-up", "host"]
+    assert socket.gethostname() in table[2].split()
+    assert "host" not in aoe_runner(shared_home, "--store", "local", "runs", "list", "--wide").stdout.splitlines()[0].split()
+
+
 def _database(url: str) -> str:
     from urllib.parse import urlsplit
 

@@ -43,9 +43,15 @@ class Home:
         return manifest
 
 
-def aoe_runner(home: Home, *argv: str) -> subprocess.CompletedProcess[str]:
+def aoe_runner(home: Home, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`aoe-runner ARGV` in the home, with `env` added to its environment."""
     return subprocess.run(
-        [sys.executable, "-m", "aoe_runner", *argv], env=home.env, cwd=home.root, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "aoe_runner", *argv],
+        env={**home.env, **(env or {})},
+        cwd=home.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

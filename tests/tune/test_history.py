@@ -40,6 +40,37 @@ def test_runs_list_is_newest_first_and_filters(history: Home) -> None:
     assert bad.returncode == 2 and "--status: 'lost' is not one of running, succeeded" in bad.stderr
 
 
+def test_runs_list_shows_each_tuning_runs_gain_as_report_computes_it(history: Home) -> None:
+    oldest, middle, newest = _ids(history)
+    rows = {row["id"]: row for row in map(json.loads, aoe_runner(history, "runs", "list", "--json").stdout.splitlines())}
+    for run in (oldest, middle):
+        totals = json.loads(aoe_runner(history, "report", "--run", run, "--format", "json").stdout)["totals"]
+        saved = totals["operator_time_saved_us"] + 1000 * totals["subgraph_time_saved_ms"]
+        assert rows[run]["saved_us"] == pytest.approx(saved) and saved > 0
+        assert rows[run]["median_speedup"] == pytest.approx(totals["median_operator_speedup"])
+    assert (rows[newest]["saved_us"], rows[newest]["median_speedup"]) == (None, None)  # it failed, with no results
+    table = aoe_runner(history, "runs", "list", env={"COLUMNS": "80"}).stdout.splitlines()
+    assert table[0].split()[:6] == ["run", "status", "mode", "saved", "speed-up", "script"]
+    saved_text = f"{rows[oldest]['saved_us']:.3g} µs"
+    assert any(
+        line.startswith(oldest) and saved_text in line and f"{rows[oldest]['median_speedup']:.3f}x" in line for line in table
+    )
+
+
+def test_runs_list_sort_saved_puts_the_run_that_saved_most_first(history: Home) -> None:
+    oldest, middle, newest = _ids(history)  # the oldest tuned 3 reports, the middle 2: the oldest saved more
+    best = aoe_runner(history, "runs", "list", "--sort", "saved", "--limit", "1", "--json").stdout
+    assert [json.loads(line)["id"] for line in best.splitlines()] == [oldest]
+    every = aoe_runner(history, "runs", "list", "--sort", "saved", "-f", "csv").stdout.splitlines()
+    assert [line.split(",")[0] for line in every[1:]] == [oldest, middle, newest]  # no gain last
+    assert every[0].startswith("run,started,status,mode,saved µs,speed-up,host,")
+    bad = aoe_runner(history, "runs", "list", "--sort", "best")
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        "error: --sort: 'best' is not one of started, saved (see 'aoe-runner runs list --help')\n",
+    )
+
+
 def test_runs_show_accepts_an_id_prefix_and_latest(history: Home) -> None:
     oldest, _, newest = _ids(history)
     shown = aoe_runner(history, "runs", "show", oldest[:-2]).stdout

@@ -68,7 +68,7 @@ def _run(script: str, steps: tuple[str, ...], project: str, host: str, *, mask_h
             done = subprocess.run(
                 argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120
             )
-            run_ids = list(dict.fromkeys(run_ids + re.findall(r"\d{8}-\d{6}-[0-9a-f]{4}", done.stdout)))
+            run_ids = list(dict.fromkeys(run_ids + re.findall(r"\d{8}-\d{6}-[0-9a-f]{8}", done.stdout)))
             blocks.append(f"$ {step}\n" + _normalise(done.stdout, root, run_ids, project, host, mask_hashes))
         return blocks
 
@@ -76,7 +76,7 @@ def _run(script: str, steps: tuple[str, ...], project: str, host: str, *, mask_h
 def _normalise(text: str, root: Path, run_ids: list[str], project: str, host: str, mask_hashes: bool) -> str:
     text = text.replace(str(root / "home"), HOME).replace(str(root), project).replace(sys.executable, "/usr/bin/python3")
     for index, run_id in enumerate(run_ids):
-        text = text.replace(run_id, f"20261121-0930{index:02d}-{index * 4369 + 0xAB12 & 0xFFFF:04x}")
+        text = text.replace(run_id, f"20261121-0930{index:02d}-{index * 0x11111111 + 0xAB12CD34 & 0xFFFFFFFF:08x}")
     text = re.sub(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", "2026-11-21 09:30:00", text)
     text = re.sub(r"took \d+\.\d s", "took 0.9 s", text)
     text = re.sub(r"succeeded in \d+\.\d s", "succeeded in 0.4 s", text)

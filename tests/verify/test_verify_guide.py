@@ -46,7 +46,7 @@ def fresh_example() -> str:
 
 def _normalise(text: str, root: Path) -> str:
     text = text.replace(str(root / "home"), HOME).replace(str(root), PROJECT)
-    text = re.sub(r"\d{8}-\d{6}-[0-9a-f]{4}", "20261121-093009-44ab", text)
+    text = re.sub(r"\d{8}-\d{6}-[0-9a-f]{8}", "20261121-093009-44ab9e01", text)
     text = re.sub(r"host(: |       )\S+, ", r"host\1npu-host-01, ", text)
     return re.sub(r"Python \d+\.\d+\.\d+", "Python 3.11.7", text)
 
