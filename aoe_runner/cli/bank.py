@@ -61,10 +61,13 @@ def bank_best(
     output: OutputFile = None,
 ) -> int:
     """Per operator, the recorded run whose tuned result was fastest, with its host: a report, not a bank write."""
-    from aoe_runner.cli.store import shared_store
-    from aoe_runner.store.best import best_results
+    from aoe_runner.runs.best import local_best
+    from aoe_runner.store.best import shared_best
+    from aoe_runner.store.config import open_store
+    from aoe_runner.store.shared import SharedRunStore
 
     formatter = formatter_for(output_format, as_json, BEST_FORMATS, output)
-    store = shared_store("bank best")
-    emit(terminal, formatter.best(best_results(store, soc, script)), output)
+    store = open_store(warn=terminal.warning)
+    found = shared_best(store, soc, script) if isinstance(store, SharedRunStore) else local_best(store, soc, script)
+    emit(terminal, formatter.best(found), output)
     return ExitCode.OK

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from aoe_runner.report.diff import BankDiff, EntryChange
     from aoe_runner.report.models import BankSummary
     from aoe_runner.results.validation import FileCheck
+    from aoe_runner.runs.best import Best
     from aoe_runner.runs.outcomes import RunListing
-    from aoe_runner.store.best import Best
     from aoe_runner.verify.report import VerifyReport
 
 ENTRY_COLUMNS = ("kind", "name", "op_types", "tuning_mode", "unit")

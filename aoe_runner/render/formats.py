@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from aoe_runner.report.entries import Entry
     from aoe_runner.report.models import BankSummary
     from aoe_runner.results.validation import FileCheck
+    from aoe_runner.runs.best import Best
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.outcomes import RunListing
     from aoe_runner.runs.savings import HistoryRun
-    from aoe_runner.store.best import Best
     from aoe_runner.verify.report import VerifyReport
 
     Output = str | bytes | Pieces

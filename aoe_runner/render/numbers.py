@@ -67,3 +67,11 @@ def microseconds(value: float | None) -> str:
         if abs(value) >= scale:
             return f"{figure(value / scale, 0)} {unit}" if abs(value) >= 1e3 * scale else f"{value / scale:.3g} {unit}"
     return f"{value:.3g} µs"
+
+
+def local_time(timestamp: str) -> str:
+    """A recorded ISO 8601 time as tables and csv show it: this host's local time, to the second. JSON keeps the ISO
+    text as recorded."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(timestamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")

@@ -5,14 +5,13 @@ Manifests hold paths, commands and log lines from users and scripts: every cell 
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_runner.common.colour import VERDICTS
 from aoe_runner.common.safe_text import visible
 from aoe_runner.common.words import size_text
-from aoe_runner.render.numbers import microseconds, times
+from aoe_runner.render.numbers import local_time, microseconds, times
 from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 
@@ -59,7 +58,8 @@ def run_list_csv(listing: RunListing) -> str:
     from aoe_runner.render.csv_text import write_csv
 
     headers = [CSV_HEADERS.get(column.header, column.header) for column in LIST_COLUMNS]
-    return write_csv(headers, [list(_cells(listing, row, text=False).values()) for row in listing.rows])
+    rows = [_cells(listing, row, text=False) for row in listing.rows]
+    return write_csv(headers, [[cells[column.header] for column in LIST_COLUMNS] for cells in rows])
 
 
 def run_list_markdown(listing: RunListing) -> str:
@@ -86,13 +86,13 @@ def _columns(listing: RunListing) -> list[Column]:
 
 
 def _cells(listing: RunListing, row: RunRow, text: bool) -> dict[str, str]:
-    """A row's cells by header, in LIST_COLUMNS' order; the time saved and speed-up as text shows them when `text`,
+    """A row's cells by header; the time saved and speed-up as text shows them when `text`,
     else as numbers (empty when there are none)."""
     gain = listing.gain(row)
     saved, speedup = gain.saved_us, gain.median_speedup
     return {
         "run": row.id,
-        "started": _local(row.started_at),
+        "started": local_time(row.started_at),
         "status": row.status.value,
         "mode": row.mode,
         "host": row.host or "-",
@@ -117,7 +117,7 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         f"  script     {manifest.script} (sha256 {manifest.script_sha256[:12]}{_git(manifest)})",
         f"  command    {' '.join(manifest.command)}",
         f"  mode       {_mode(manifest)} on device {manifest.device}",
-        f"  started    {_local(manifest.started_at.isoformat())}, took {duration}",
+        f"  started    {local_time(manifest.started_at.isoformat())}, took {duration}",
         f"  host       {fingerprint.hostname}, CANN {fingerprint.cann_version or 'unknown'}, SoC {fingerprint.soc or 'unknown'}, "
         f"Python {fingerprint.python}",
         f"  record     {run_dir}{'' if run_dir.is_dir() else f' (on {fingerprint.hostname}; not reachable from here)'}",
@@ -180,15 +180,11 @@ def _code(code: int | None) -> str:
     return "-" if code is None else str(code)
 
 
-def _local(timestamp: str) -> str:
-    return datetime.fromisoformat(timestamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-
-
 def render_removal(removal: Removal, done: bool) -> str:
     """One line per run removed (or that would be), then what it gives back."""
     verb = "removed" if done else "would remove"
     lines = [
-        visible(f"{verb} {row.id}  {_local(row.started_at)}  {row.status.value:<11} {row.mode:<14} {row.script}")
+        visible(f"{verb} {row.id}  {local_time(row.started_at)}  {row.status.value:<11} {row.mode:<14} {row.script}")
         for row in removal.runs
     ]
     space = f"{size_text(removal.run_bytes)} of run records and {size_text(removal.blob_bytes)} of stored bank contents"

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from aoe_runner.report.diff import BankDiff
     from aoe_runner.report.models import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
     from aoe_runner.results.validation import FileCheck
+    from aoe_runner.runs.best import Best
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.outcomes import RunListing
-    from aoe_runner.store.best import Best
     from aoe_runner.verify.report import VerifyReport
 
 DEFAULT_ROWS = 20

@@ -83,7 +83,7 @@ def run_verify(request: VerifyRequest, reporter: RunReporter, store: RunStore) -
     store.ensure_writable()
     base = dict(os.environ)
     device = device_id(request.device, base)
-    verification = f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(RunStore.ID_RANDOM_BYTES)}"
+    verification = f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{secrets.token_hex(RunStore.ID_RANDOM_BYTES)}"
     directory = store.home / "verifications" / verification
     empty_bank = directory / "empty-bank"
     empty_bank.mkdir(parents=True)

@@ -122,9 +122,9 @@ def test_the_store_is_chosen_by_option_then_environment_then_store_init(tmp_path
 
 
 def test_commands_that_need_a_shared_store_say_so(tmp_path: Path) -> None:
-    done = aoe_runner(Home(tmp_path), "bank", "best", "--soc", "Ascend910B3")
+    done = aoe_runner(Home(tmp_path), "runs", "push")
     assert done.returncode == 2
-    assert "bank best needs a shared store" in done.stderr
+    assert "runs push needs a shared store" in done.stderr
 
 
 def test_prune_and_rm_act_on_the_local_history_only_and_say_so(shared_home: SharedHome) -> None:

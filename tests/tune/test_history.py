@@ -64,10 +64,47 @@ def test_runs_list_sort_saved_puts_the_run_that_saved_most_first(history: Home) 
     every = aoe_runner(history, "runs", "list", "--sort", "saved", "-f", "csv").stdout.splitlines()
     assert [line.split(",")[0] for line in every[1:]] == [oldest, middle, newest]  # no gain last
     assert every[0].startswith("run,started,status,mode,saved µs,speed-up,host,")
+    rows = {row["id"]: row for row in map(json.loads, aoe_runner(history, "runs", "list", "--json").stdout.splitlines())}
+    for line in every[1:]:
+        cells = line.split(",")
+        assert cells[4:7] == [
+            _number(rows[cells[0]]["saved_us"]),
+            _number(rows[cells[0]]["median_speedup"]),
+            rows[cells[0]]["host"],
+        ]
     bad = aoe_runner(history, "runs", "list", "--sort", "best")
     assert (bad.returncode, bad.stderr) == (
         2,
         "error: --sort: 'best' is not one of started, saved (see 'aoe-runner runs list --help')\n",
+    )
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def test_bank_best_answers_from_the_local_history(history: Home) -> None:
+    """Per operator, the run whose tuned time was lowest: the result files of this host's runs, read as report reads
+    them; a tie goes to the newer run, as on a shared store."""
+    oldest, middle, _ = _ids(history)
+    done = aoe_runner(history, "bank", "best", "--json")
+    assert done.returncode == 0, done.stderr
+    found = [json.loads(line) for line in done.stdout.splitlines()]
+    expected: dict[str, tuple[float, str]] = {}
+    for run in (middle, oldest):  # newest first: the newer run keeps a tie
+        summary = json.loads(aoe_runner(history, "report", "--run", run, "--format", "json").stdout)
+        for operator in summary["operators"]:
+            label = f"{operator['name']} [{'+'.join(operator['op_types'])}] ({operator['tuning_mode']})"
+            if label not in expected or operator["after_us"] < expected[label][0]:
+                expected[label] = (operator["after_us"], run)
+    assert {row["name"]: (row["tuned_us"], row["run"]) for row in found} == expected
+    assert {row["run"] for row in found} == {oldest, middle}  # the oldest alone tuned layer_2
+    csv_rows = aoe_runner(history, "bank", "best", "-f", "csv").stdout.splitlines()
+    assert csv_rows[0] == "kind,name,tuned µs,baseline µs,speed-up,run,host,started"
+    assert csv_rows[1].split(",")[4] == f"{found[0]['speedup']:g}"  # a number in csv, 2.000x in the table
+    assert f"{found[0]['speedup']:.3f}x" in aoe_runner(history, "bank", "best").stdout
+    assert aoe_runner(history, "bank", "best", "--soc", "Ascend310P3").stdout == (
+        "no recorded run has operator results for this SoC and script\n"
     )
 
 
