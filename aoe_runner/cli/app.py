@@ -38,6 +38,8 @@ bank_app.command("restore")(bank.bank_restore)
 bank_app.command("best")(bank.bank_best)
 store_app = AoeTyper(name="store", help="A run history shared by many hosts, on PostgreSQL.")
 store_app.command("init")(store.store_init)
+store_app.command("status")(store.store_status)
+store_app.command("use")(store.store_use)
 for group in (runs_app, bank_app, store_app):
     app.add_typer(group)
 

@@ -40,7 +40,7 @@ def bank_restore(run: Run, dry_run: DryRun = False) -> int:
     def show(plan: RestorePlan) -> None:
         terminal.result("".join(line + "\n" for line in plan.lines()))
 
-    restored = restore_before(open_store(warn=terminal.warning), required_text(run, "RUN"), dry_run, planned=show)
+    restored = restore_before(open_store(warn=terminal.warning, reading=True), required_text(run, "RUN"), dry_run, planned=show)
     if restored.plan.empty:
         terminal.info(f"{restored.bank} already matches its state before run {restored.run}; nothing to do")
     elif dry_run:
@@ -67,7 +67,7 @@ def bank_best(
     from aoe_runner.store.shared import SharedRunStore
 
     formatter = formatter_for(output_format, as_json, BEST_FORMATS, output)
-    store = open_store(warn=terminal.warning)
+    store = open_store(warn=terminal.warning, reading=True)
     found = shared_best(store, soc, script) if isinstance(store, SharedRunStore) else local_best(store, soc, script)
     emit(terminal, formatter.best(found), output)
     return ExitCode.OK

@@ -147,7 +147,7 @@ def _diff(
     from aoe_runner.runs.sources import diff_sides
     from aoe_runner.store.config import open_store
 
-    chosen = diff_sides(open_store(warn=terminal.warning), sides, gates.allow_env_drift, script)
+    chosen = diff_sides(open_store(warn=terminal.warning, reading=True), sides, gates.allow_env_drift, script)
     if chosen.chosen is not None:
         terminal.info(f"comparing run {chosen.chosen[0]} (old) with run {chosen.chosen[1]} (new)")
     for difference in chosen.drift:
@@ -170,7 +170,7 @@ def _run_paths(references: list[str]) -> list[str]:
     from aoe_runner.runs.sources import run_paths
     from aoe_runner.store.config import open_store
 
-    return run_paths(open_store(warn=terminal.warning), references)
+    return run_paths(open_store(warn=terminal.warning, reading=True), references)
 
 
 def _print_problems(loaded: Sequence[Loaded]) -> None:

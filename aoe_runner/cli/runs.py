@@ -115,7 +115,7 @@ def runs_list(
     where = RunFilter(
         script=script, mode=mode_name, status=parse_status(status), kind=parse_kind(kind), limit=None, host=host, soc=soc
     )
-    store = open_store(warn=terminal.warning)
+    store = open_store(warn=terminal.warning, reading=True)
     listing = list_runs(store, where, None if show_all else newest, by_saved=_sort(sort) == "saved")
     if not listing.rows and formatter.format_name == "table":
         given = _given(script=script, mode=mode, status=status, kind=kind, host=host, soc=soc)
@@ -149,7 +149,7 @@ def runs_show(run: Run = "latest", output_format: ShowFormat = None, as_json: Js
     from aoe_runner.store.config import open_store
 
     formatter = formatter_for(output_format, as_json, (TABLE, JSON), output)
-    store = open_store(warn=terminal.warning)
+    store = open_store(warn=terminal.warning, reading=True)
     manifest = store.resolve(required_text(run, "RUN"))
     emit(terminal, formatter.run(manifest, store.run_dir(manifest.id)), output)
     return ExitCode.OK
@@ -209,7 +209,7 @@ def runs_report(script: ScriptFilter = None, output_format: PageFormat = "html",
     if output_format.strip().lower() != "html":
         raise UsageError(f"--format: {output_format!r} is not html ('runs list' gives table, json, csv and markdown)")
     formatter = formatter_for(HTML.value, False, (HTML,), output)
-    store = open_store(warn=terminal.warning)
+    store = open_store(warn=terminal.warning, reading=True)
     runs = history_runs(store, script)
     if not runs:
         which = f"of --script {script} " if script else ""

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.outcomes import RunListing
     from aoe_runner.runs.savings import HistoryRun
+    from aoe_runner.store.status import StoreStatus
     from aoe_runner.verify.report import VerifyReport
 
     Output = str | bytes | Pieces
@@ -86,6 +87,9 @@ class Formatter:
 
     def verify(self, report: VerifyReport) -> Output:
         raise self.not_offered("verify")
+
+    def store_status(self, status: StoreStatus) -> Output:
+        raise self.not_offered("store status")
 
     def history(self, runs: list[HistoryRun], script: str | None) -> Output:
         raise self.not_offered("runs report")

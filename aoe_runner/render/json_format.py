@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from aoe_runner.runs.best import Best
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.outcomes import RunListing
+    from aoe_runner.store.status import StoreStatus
     from aoe_runner.verify.report import VerifyReport
 
 _EXPONENT_FROM = 1e16  # orjson and pydantic both write floats from here on with an exponent, orjson without its +
@@ -75,6 +76,11 @@ class JsonFormatter(Formatter):
 
     def verify(self, report: VerifyReport) -> str:
         return dump_json(report)
+
+    def store_status(self, status: StoreStatus) -> str:
+        from aoe_runner.render.store_status import store_status_json
+
+        return store_status_json(status)
 
     def summary_model(self, summary: BankSummary, top: int | None) -> str:
         if top is not None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from aoe_runner.runs.best import Best
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.runs.outcomes import RunListing
+    from aoe_runner.store.status import StoreStatus
     from aoe_runner.verify.report import VerifyReport
 
 DEFAULT_ROWS = 20
@@ -67,6 +68,11 @@ class TableFormatter(TextBlocks, Formatter):
         from aoe_runner.render.best import best_table
 
         return best_table(found, self.width)
+
+    def store_status(self, status: StoreStatus) -> str:
+        from aoe_runner.render.store_status import render_store_status
+
+        return render_store_status(status)
 
     def verify(self, report: VerifyReport) -> str:
         from aoe_runner.render.verify_report import render_verify

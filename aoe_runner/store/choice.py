@@ -68,8 +68,11 @@ _SECRET_PARAMETERS = ("password", "sslpassword")  # the server's password, and t
 
 
 def without_password(url: str) -> str:
-    """The URL less the password, whether in its user part or as a `password=` parameter."""
+    """The URL less the password, whether in its user part or as a `password=` parameter; `local` as it is."""
     from urllib.parse import parse_qsl, urlencode
+
+    if url == LOCAL:
+        return url
 
     parts = urlsplit(url)
     netloc = parts.netloc

@@ -48,23 +48,37 @@ def current_choice(home: Path | None = None) -> StoreChoice:
     return StoreChoice(None, None, "default")
 
 
-def open_store(warn: Callable[[str], None] | None = None, home: Path | None = None, local_only: str | None = None) -> RunStore:
+def open_store(
+    warn: Callable[[str], None] | None = None,
+    home: Path | None = None,
+    local_only: str | None = None,
+    reading: bool = False,
+) -> RunStore:
     """The run store this command reads and writes; psycopg is imported only for a PostgreSQL store.
 
     local_only names a command that acts on this host's local history only (removing runs): with a shared store
     chosen it is refused, before anything is touched, unless --store local says which history is meant.
+    `reading`: a command that only reads the history gets this home's local history, and one warning, when the
+    shared store that AOE_RUNNER_STORE or store.conf chose cannot be reached (a store named with --store is not
+    replaced: its error stands).
     """
+    from aoe_runner.runs.history import RunStore
+
     home = home or runner_home()
     choice = current_choice(home)
     if choice.url is not None and local_only:
         raise UsageError(f"{local_only} removes runs from this host's local history only: run it with --store local")
     if choice.url is None:
-        from aoe_runner.runs.history import RunStore
-
         return RunStore(home, warn=warn)
     from aoe_runner.store.shared import SharedRunStore
 
-    return SharedRunStore(home, choice, warn=warn)
+    store = SharedRunStore(home, choice, warn=warn)
+    problem = store.unreachable() if reading and choice.source != "--store" else None
+    if problem is None:
+        return store
+    if warn is not None:
+        warn(f"{problem.message}; reading this host's history instead ({home}), without other hosts' runs")
+    return RunStore(home, warn=warn)
 
 
 def read_config(home: Path) -> dict[str, str]:
@@ -81,10 +95,10 @@ def read_config(home: Path) -> dict[str, str]:
 
 
 def write_config(home: Path, url: str, artifacts: Path | None) -> Path:
-    """store.conf with the URL less its password (mode 0600 all the same: it names a server)."""
+    """store.conf with the URL less its password, or `local` (mode 0600 all the same: it names a server)."""
     from aoe_runner.common.files import atomic_write_text
 
-    lines = ["# written by 'aoe-runner store init'; passwords come from PGPASSWORD or ~/.pgpass, never from here"]
+    lines = ["# written by 'aoe-runner store init' or 'store use'; passwords come from PGPASSWORD or ~/.pgpass, never here"]
     lines.append(f"url = {without_password(url)}")
     if artifacts is not None:
         lines.append(f"artifacts = {artifacts}")
@@ -109,3 +123,13 @@ def init_store(url: str, artifacts: Path | None, home: Path | None = None) -> tu
     index.check_writable()  # connects, then creates or migrates the schema
     index.close()
     return write_config(home or runner_home(), url, artifacts), LATEST
+
+
+def use_store(url: str, home: Path | None = None) -> Path:
+    """Make `url` (a checked store URL, or `local`) the home's store: a shared one is reached first (its schema
+    brought up to date, as any command would), and keeps the artifacts directory store.conf named."""
+    home = home or runner_home()
+    if url == LOCAL:
+        return write_config(home, LOCAL, None)
+    artifacts = read_config(home).get("artifacts")
+    return init_store(url, Path(artifacts) if artifacts else None, home)[0]

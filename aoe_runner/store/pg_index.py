@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -57,10 +58,13 @@ class StoreUnavailable(InputError):
 
     exit_code = ExitCode.BAD_INPUT
 
-    def __init__(self, where: str, message: str, timed_out: bool = False, rejected: bool = False) -> None:
+    def __init__(
+        self, where: str, message: str, timed_out: bool = False, rejected: bool = False, unreachable: bool = False
+    ) -> None:
         super().__init__(where, message)
         self.timed_out = timed_out  # it used up a limit: asking again at once would wait as long again
         self.rejected = rejected  # the server refused what was sent (its data), not the connection: others may pass
+        self.unreachable = unreachable  # no server answered (down, no route, no answer in time); not a refusal
 
 
 class PgIndex:
@@ -174,7 +178,10 @@ class PgIndex:
             reason = f"no answer from the server in {watchdog.after_s:g} s" if watchdog.fired else _reason(error)
             timed_out = watchdog.fired or any(isinstance(error, getattr(psycopg.errors, name, ())) for name in _RAN_OUT_OF_TIME)
             rejected = isinstance(error, (psycopg.DataError, psycopg.IntegrityError, UnicodeError))
-            raise StoreUnavailable(f"run store {self.shown}", reason, timed_out, rejected) from None
+            unreachable = timed_out or (
+                isinstance(error, psycopg.OperationalError) and error.sqlstate is None and not _CREDENTIALS.search(reason)
+            )
+            raise StoreUnavailable(f"run store {self.shown}", reason, timed_out, rejected, unreachable) from None
 
     def _connect(self, watchdog: _Watchdog, limit_s: float) -> psycopg.Connection:
         """The connection, opened again when the server went away since its last use (a restart during a run).
@@ -281,6 +288,9 @@ def _row(values: tuple[Any, ...]) -> RunRow:
         fields[name] = fields[name].isoformat() if fields[name] is not None else None
     fields["status"] = RunStatus(fields["status"])
     return RunRow(**fields)
+
+
+_CREDENTIALS = re.compile(r"password|authentication|certificate|SSL", re.IGNORECASE)  # refused by the server, or by libpq
 
 
 def _reason(error: BaseException) -> str:

@@ -153,6 +153,18 @@ class SharedRunStore(RunStore):
 
     # -- reading --------------------------------------------------------------------------------
 
+    def unreachable(self) -> StoreUnavailable | None:
+        """Why no server answers, or None when the store can be read (the connection stays open for the reads). A
+        server that answers and refuses (a password, a database that does not exist) raises: that is for its user
+        to fix, not to read around."""
+        try:
+            self.shared.query("SELECT 1", [])
+        except StoreUnavailable as error:
+            if not error.unreachable:
+                raise
+            return error
+        return None
+
     def list(self, where: RunFilter | None = None) -> list[RunRow]:
         rows = self.index.rows(where or RunFilter())
         return [self._settle(row) if self._mine_running(row) else row for row in rows]

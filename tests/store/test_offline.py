@@ -18,7 +18,7 @@ from aoe_runner.store import pg_index
 from aoe_runner.store.pg_index import PgIndex
 from tests.store.conftest import SharedHome
 from tests.store.pg_server import PgServer
-from tests.tune.runner import aoe_runner, start_tune, tune, wait_for_output
+from tests.tune.runner import Home, aoe_runner, start_tune, tune, wait_for_output
 
 UNREACHABLE = "postgresql://nobody@/aoe?host=/nonexistent-socket-dir&connect_timeout=2"
 
@@ -32,13 +32,17 @@ def own_server(pg_server: PgServer) -> Iterator[PgServer]:  # pg_server: skipped
     server.remove()
 
 
-def test_a_reading_command_on_an_unreachable_store_says_so_in_one_line(tmp_path: Path) -> None:
-    home = SharedHome(tmp_path, UNREACHABLE)
+def test_a_reading_command_on_an_unreachable_store_named_with_store_says_so_in_one_line(tmp_path: Path) -> None:
+    """With --store URL the user asked for that store: no fallback to the local history (test_store_commands)."""
+    home = Home(tmp_path)
     for command in (("runs", "list"), ("runs", "show", "latest"), ("bank", "best"), ("report", "--run", "latest")):
-        done = aoe_runner(home, *command)
+        done = aoe_runner(home, "--store", UNREACHABLE, *command)
         assert done.returncode == 4, (command, done.stderr)
         assert done.stderr.startswith("error: run store postgresql://nobody@/aoe?host=/nonexistent-socket-dir"), done.stderr
         assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+    fallen_back = aoe_runner(SharedHome(tmp_path, UNREACHABLE), "runs", "list")  # AOE_RUNNER_STORE chose it
+    assert fallen_back.returncode == 0 and fallen_back.stdout == "no runs recorded\n"
+    assert len(fallen_back.stderr.splitlines()) == 1 and "reading this host's history instead" in fallen_back.stderr
 
 
 def test_tune_with_the_store_down_records_locally_and_push_uploads_it_once(tmp_path: Path, pg_url: str) -> None:
