@@ -68,12 +68,19 @@ Color = Annotated[
 
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print results and errors only: no notes, no warnings.")]
+Verbose = Annotated[
+    bool, typer.Option("--verbose", "-v", help="More detail: every preflight check, which run store, what was read.")
+]
 
 
 @app.callback()
-def _root(version: VersionFlag = False, store: StoreUrl = None, color: Color = None, quiet: Quiet = False) -> None:
+def _root(
+    version: VersionFlag = False, store: StoreUrl = None, color: Color = None, quiet: Quiet = False, verbose: Verbose = False
+) -> None:
     """Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs."""
-    terminal.quiet = quiet
+    if quiet and verbose:
+        raise UsageError("-q and -v ask for less and more: give one of them")
+    terminal.quiet, terminal.verbose = quiet, verbose
     if color is not None:
         if color.strip().lower() not in colour.CHOICES:
             raise UsageError(f"--color: {color!r} is not one of {', '.join(colour.CHOICES)}")

@@ -20,7 +20,7 @@ from aoe_runner.cli.options import (
     required_text,
 )
 from aoe_runner.cli.pages import formatter_for
-from aoe_runner.cli.terminal import terminal
+from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode
 
@@ -35,12 +35,11 @@ BestFormat = Annotated[str | None, format_option(*BEST_FORMATS, notes=" (json: o
 def bank_restore(run: Run, dry_run: DryRun = False) -> int:
     """Roll a bank back to its state before RUN; files it replaces or removes are backed up first."""
     from aoe_runner.runs.restore import RestorePlan, restore_before
-    from aoe_runner.store.config import open_store
 
     def show(plan: RestorePlan) -> None:
         terminal.result("".join(line + "\n" for line in plan.lines()))
 
-    restored = restore_before(open_store(warn=terminal.warning, reading=True), required_text(run, "RUN"), dry_run, planned=show)
+    restored = restore_before(run_store(reading=True), required_text(run, "RUN"), dry_run, planned=show)
     if restored.plan.empty:
         terminal.info(f"{restored.bank} already matches its state before run {restored.run}; nothing to do")
     elif dry_run:
@@ -63,11 +62,10 @@ def bank_best(
     """Per operator, the recorded run whose tuned result was fastest, with its host: a report, not a bank write."""
     from aoe_runner.runs.best import local_best
     from aoe_runner.store.best import shared_best
-    from aoe_runner.store.config import open_store
     from aoe_runner.store.shared import SharedRunStore
 
     formatter = formatter_for(output_format, as_json, BEST_FORMATS, output)
-    store = open_store(warn=terminal.warning, reading=True)
+    store = run_store(reading=True)
     found = shared_best(store, soc, script) if isinstance(store, SharedRunStore) else local_best(store, soc, script)
     emit(terminal, formatter.best(found), output)
     return ExitCode.OK

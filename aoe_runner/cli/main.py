@@ -37,6 +37,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     INVOKED[:] = list(sys.argv[1:] if argv is None else argv)
     colour.choose("auto")  # --color and -q are this command's: an earlier command in the same process chose for itself
     terminal.quiet = False
+    terminal.verbose = False
     choose_store(None)
     if os.environ.get(completion.COMPLETE_VARIABLE):
         completion.prepare_completion()

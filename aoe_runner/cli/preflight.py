@@ -68,5 +68,5 @@ def preflight(
     if save_facts is not None:
         write_facts(result.facts, save_facts)
         terminal.info(f"wrote {save_facts}")
-    emit(terminal, formatter.preflight(result, verbose), output)
+    emit(terminal, formatter.preflight(result, verbose or terminal.verbose), output)
     return result.exit_code(strict)

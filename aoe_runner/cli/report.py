@@ -24,7 +24,7 @@ from aoe_runner.cli.options import (
     whole_number,
 )
 from aoe_runner.cli.pages import formatter_for
-from aoe_runner.cli.terminal import terminal
+from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.common import collector
 from aoe_runner.common.exiting import leave
 from aoe_runner.common.words import count
@@ -126,6 +126,10 @@ def _summary(
     _print_problems([loaded])
     if not loaded.files_loaded:
         return ExitCode.BAD_INPUT
+    if terminal.verbose:
+        files = loaded.files
+        reports = count(sum(row.reports for row in files), "report")
+        terminal.detail(f"read {count(len(files), 'result file')} ({reports}); {len(loaded.errors)} not read")
     emit(terminal, formatter.summary(loaded, rows), output)
     code = ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
     leave(code)  # as the program: without freeing the summary one object at a time (common/exiting.py)
@@ -145,9 +149,8 @@ def _diff(
 ) -> int:
     from aoe_runner.report import api
     from aoe_runner.runs.sources import diff_sides
-    from aoe_runner.store.config import open_store
 
-    chosen = diff_sides(open_store(warn=terminal.warning, reading=True), sides, gates.allow_env_drift, script)
+    chosen = diff_sides(run_store(reading=True), sides, gates.allow_env_drift, script)
     if chosen.chosen is not None:
         terminal.info(f"comparing run {chosen.chosen[0]} (old) with run {chosen.chosen[1]} (new)")
     for difference in chosen.drift:
@@ -168,9 +171,8 @@ def _diff(
 
 def _run_paths(references: list[str]) -> list[str]:
     from aoe_runner.runs.sources import run_paths
-    from aoe_runner.store.config import open_store
 
-    return run_paths(open_store(warn=terminal.warning, reading=True), references)
+    return run_paths(run_store(reading=True), references)
 
 
 def _print_problems(loaded: Sequence[Loaded]) -> None:

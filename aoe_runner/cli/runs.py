@@ -29,7 +29,7 @@ from aoe_runner.cli.options import (
     whole_number,
 )
 from aoe_runner.cli.pages import formatter_for
-from aoe_runner.cli.terminal import terminal
+from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.common.safe_text import visible
 from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, InputError, UsageError
@@ -107,7 +107,6 @@ def runs_list(
     from aoe_runner.common.modes import TuneMode
     from aoe_runner.runs.history import RunFilter
     from aoe_runner.runs.outcomes import list_runs
-    from aoe_runner.store.config import open_store
 
     formatter = formatter_for(output_format, as_json, LIST_FORMATS, output, wide)
     newest = whole_number(limit, "--limit", minimum=1)
@@ -115,7 +114,7 @@ def runs_list(
     where = RunFilter(
         script=script, mode=mode_name, status=parse_status(status), kind=parse_kind(kind), limit=None, host=host, soc=soc
     )
-    store = open_store(warn=terminal.warning, reading=True)
+    store = run_store(reading=True)
     listing = list_runs(store, where, None if show_all else newest, by_saved=_sort(sort) == "saved")
     if not listing.rows and formatter.format_name == "table":
         given = _given(script=script, mode=mode, status=status, kind=kind, host=host, soc=soc)
@@ -146,10 +145,9 @@ def _nothing_matches(store: RunStore, given: str) -> str:
 
 def runs_show(run: Run = "latest", output_format: ShowFormat = None, as_json: JsonFlag = False, output: OutputFile = None) -> int:
     """Show one run's record: command, environment, outcome, markers, result files, bank changes."""
-    from aoe_runner.store.config import open_store
 
     formatter = formatter_for(output_format, as_json, (TABLE, JSON), output)
-    store = open_store(warn=terminal.warning, reading=True)
+    store = run_store(reading=True)
     manifest = store.resolve(required_text(run, "RUN"))
     emit(terminal, formatter.run(manifest, store.run_dir(manifest.id)), output)
     return ExitCode.OK
@@ -167,20 +165,18 @@ def runs_prune(
     """Remove old runs and the stored bank contents only they needed; a dry run unless --yes."""
     from aoe_runner.common.quantities import optional_duration
     from aoe_runner.runs.prune import PruneRule, select
-    from aoe_runner.store.config import open_store
 
     older_than_s = optional_duration(older_than, "--older-than")
     keeping = whole_number(keep, "--keep")
     rule = PruneRule(keep=keeping, older_than_s=older_than_s, status=parse_status(status), script=script, kind=parse_kind(kind))
-    store = open_store(warn=terminal.warning, local_only="runs prune")
+    store = run_store(local_only="runs prune")
     return _remove(store, lambda: select(store, rule), really=yes and not dry_run, hint="pass --yes to remove them")
 
 
 def runs_rm(runs: RunIds, dry_run: RmDryRun = False) -> int:
     """Remove these runs and the stored bank contents only they needed; a live run is refused."""
-    from aoe_runner.store.config import open_store
 
-    store = open_store(warn=terminal.warning, local_only="runs rm")
+    store = run_store(local_only="runs rm")
     chosen = {manifest.id: manifest for manifest in (store.resolve(required_text(reference, "RUN")) for reference in runs)}
     return _remove(store, lambda: [row for row in store.list() if row.id in chosen], really=not dry_run, hint=None)
 
@@ -204,12 +200,11 @@ def _remove(store: RunStore, choose: Callable[[], list[RunRow]], really: bool, h
 def runs_report(script: ScriptFilter = None, output_format: PageFormat = "html", output: PageOutput = None) -> int:
     """A page of the tuning runs over time: time saved, entries added and updated, bank size, status; needs -o FILE."""
     from aoe_runner.runs.savings import history_runs
-    from aoe_runner.store.config import open_store
 
     if output_format.strip().lower() != "html":
         raise UsageError(f"--format: {output_format!r} is not html ('runs list' gives table, json, csv and markdown)")
     formatter = formatter_for(HTML.value, False, (HTML,), output)
-    store = open_store(warn=terminal.warning, reading=True)
+    store = run_store(reading=True)
     runs = history_runs(store, script)
     if not runs:
         which = f"of --script {script} " if script else ""

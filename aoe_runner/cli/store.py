@@ -9,7 +9,7 @@ import typer
 
 from aoe_runner.cli.options import JSON, TABLE, JsonFlag, emit, format_option, required_text
 from aoe_runner.cli.pages import formatter_for
-from aoe_runner.cli.terminal import terminal
+from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -75,10 +75,9 @@ def store_use(target: Target) -> int:
 
 def shared_store(command: str) -> SharedRunStore:
     """The shared store this home uses; a usage error for a command that needs one when none is chosen."""
-    from aoe_runner.store.config import open_store
     from aoe_runner.store.shared import SharedRunStore
 
-    store = open_store(warn=terminal.warning)
+    store = run_store()
     if not isinstance(store, SharedRunStore):
         raise UsageError(
             f"{command} needs a shared store: set AOE_RUNNER_STORE, pass --store URL, or run 'aoe-runner store init URL'"

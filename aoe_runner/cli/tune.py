@@ -9,7 +9,7 @@ import typer
 
 from aoe_runner.cli import completion
 from aoe_runner.cli.options import THIS_PYTHON, Python, ScriptArguments, split_names, whole_number
-from aoe_runner.cli.terminal import terminal
+from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.common.exiting import leave
 from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, UsageError
@@ -74,7 +74,6 @@ def tune(
     """Run a training script under AOE tuning: preflight, device lock, live progress, a full run record."""
     from aoe_runner.common.modes import TuneMode
     from aoe_runner.common.quantities import optional_duration, parse_duration
-    from aoe_runner.store.config import open_store
     from aoe_runner.tune.request import TuneRequest
 
     if mode is None:
@@ -85,7 +84,7 @@ def tune(
         python=python, timeout_s=optional_duration(timeout, "--timeout"), grace_s=parse_duration(grace, "--grace"),
         model_memory=model_memory, force=force, rehash=rehash, skip=split_names(skip),
     )  # fmt: skip
-    store = open_store(warn=terminal.warning)
+    store = run_store()
     return _dry_run(request, store) if dry_run else _run(request, store)
 
 

@@ -20,7 +20,7 @@ from aoe_runner.cli.options import (
     emit,
 )
 from aoe_runner.cli.pages import formatter_for
-from aoe_runner.cli.terminal import terminal
+from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.errors import ExitCode
 
 FORMATS = (TABLE, MARKDOWN, CSV, JSON, HTML)
@@ -95,7 +95,6 @@ def verify(
     """Prove that the tuned bank makes training faster: baseline and tuned runs, interleaved, with a verdict and gates."""
     from aoe_runner.common.quantities import optional_duration, optional_percent, parse_duration, parse_percent
     from aoe_runner.render.tune_progress import TerminalReporter
-    from aoe_runner.store.config import open_store
     from aoe_runner.verify.gates import Gates
     from aoe_runner.verify.session import VerifyRequest, run_verify
 
@@ -107,7 +106,7 @@ def verify(
         unit=unit, threshold_pct=parse_percent(threshold, "--threshold"), gates=gates, python=python, device=device,
         timeout_s=optional_duration(timeout, "--timeout"), grace_s=parse_duration(grace, "--grace"),
     )  # fmt: skip
-    report = run_verify(request, TerminalReporter(terminal, live=False), open_store(warn=terminal.warning))
+    report = run_verify(request, TerminalReporter(terminal, live=False), run_store())
     emit(terminal, formatter.verify(report), output)
     for failed in (gate for gate in report.gates if not gate.passed):
         terminal.error(f"gate {failed.gate} failed: {failed.explanation}")

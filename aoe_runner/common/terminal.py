@@ -31,6 +31,7 @@ class Terminal:
         self._out = out
         self._err = err
         self.quiet = False  # -q: results and errors only
+        self.verbose = False  # -v: more detail (every preflight check, which store, what was read)
 
     @property
     def out(self) -> TextIO | None:
@@ -78,6 +79,11 @@ class Terminal:
 
     def info(self, message: str) -> None:
         if not self.quiet:
+            write(self.err, f"{visible(message)}\n")
+
+    def detail(self, message: str) -> None:
+        """A note only -v asks for."""
+        if self.verbose and not self.quiet:
             write(self.err, f"{visible(message)}\n")
 
     def outcome(self, message: str) -> None:

@@ -36,19 +36,23 @@ class TerminalReporter:
         self.terminal.info(f"aoe-runner: {message}")
 
     def preflight(self, report: PreflightReport, forced: bool) -> None:
-        """The whole table when the run stops here; one line per problem when it goes on."""
+        """What needs action when the run stops here or goes on with --skip; one line per problem when --force runs
+        past failures. -v shows every check, and where each number came from, in each case."""
         self.clear()
         problems = [check for check in report.checks if check.status in (Status.FAIL, Status.WARN)]
-        if not forced or not any(check.status is Status.FAIL for check in problems):
-            from aoe_runner.render.preflight_table import render_preflight_short
+        forcing = forced and any(check.status is Status.FAIL for check in problems)
+        err = self.terminal.err
+        if self.terminal.verbose or not forcing:
+            from aoe_runner.render.preflight_table import render_preflight, render_preflight_short
 
-            err = self.terminal.err
-            write(err, render_preflight_short(report, self.terminal.width(stream=err), colour=colour.wanted(err)))
-            return
-        for check in problems:
-            label = "failed" if check.status is Status.FAIL else "warning"
-            self.terminal.warning(f"preflight {label}: {check.title}: {check.observed}; needs {check.required}")
-        self.terminal.warning("running anyway because of --force")
+            shown = render_preflight if self.terminal.verbose else render_preflight_short
+            write(err, shown(report, self.terminal.width(stream=err), colour=colour.wanted(err)))
+        else:
+            for check in problems:
+                label = "failed" if check.status is Status.FAIL else "warning"
+                self.terminal.warning(f"preflight {label}: {check.title}: {check.observed}; needs {check.required}")
+        if forcing:
+            self.terminal.warning("running anyway because of --force")
 
     def marker(self, marker: MarkerSeen) -> None:
         self.notice(f"{_MARKER_TEXT.get(marker.kind, marker.kind)}: {marker.first_line}")

@@ -191,6 +191,10 @@ class RunStore:
         rows = self.index.rows(where)
         return [self._settle(row) if row.status is RunStatus.RUNNING else row for row in rows]
 
+    def describe(self) -> str:
+        """Which store this is, for -v."""
+        return f"this host's history in {self.home}"
+
     def gains(self, rows: builtins.list[RunRow]) -> dict[str, RunGain]:
         """Each tuning run's time saved and median speed-up, from its recorded results."""
         from aoe_runner.runs.outcomes import local_gains

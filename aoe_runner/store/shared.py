@@ -153,6 +153,9 @@ class SharedRunStore(RunStore):
 
     # -- reading --------------------------------------------------------------------------------
 
+    def describe(self) -> str:
+        return f"{self.choice.shown} (chosen by {self.choice.source})"
+
     def unreachable(self) -> StoreUnavailable | None:
         """Why no server answers, or None when the store can be read (the connection stays open for the reads). A
         server that answers and refuses (a password, a database that does not exist) raises: that is for its user
