@@ -3,6 +3,7 @@ free text is cut in the middle keeping head and tail, prose wraps between words,
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from aoe_runner.common.safe_text import visible
 from aoe_runner.render.best import best_table
 from aoe_runner.render.table import CUT, Column, middle_cut, render
 from aoe_runner.render.width import PIECES, text_width
-from aoe_runner.store.best import Best
+from aoe_runner.runs.best import Best
 from tests.conftest import DATA, SAMPLES
 from tests.render.hostile import HOSTILE, write_result
 
@@ -154,9 +155,14 @@ def test_runs_list_never_splits_a_run_id(cli, monkeypatch, tmp_path: Path, width
     script.write_text(SIMULATOR.read_text())
     monkeypatch.chdir(tmp_path)
     assert cli("tune", str(script), "--mode", "op", "--force", "--", "steps", "2").code == 0
+    assert cli("tune", str(script), "--mode", "op", "--force", "--", "progress", "--reports", "2", "--interval", "0").code == 0
     out = cli("runs", "list").out
-    run_id = cli("runs", "list", "--json").out.split('"id": "')[1].split('"')[0]
-    assert run_id in out
-    narrowest = len(run_id) + len("2026-11-27 01:27:22") + len("succeeded") + len("mode") + 16 + 4 * 2
+    run_ids = [line.split('"id": "')[1].split('"')[0] for line in cli("runs", "list", "--json").out.splitlines()]
+    assert all(run_id in out for run_id in run_ids)
+    narrowest = len(run_ids[0]) + len("succeeded") + len("mode") + 16 + 3 * 2  # started goes before the answers
     if width is not None:
         assert max(text_width(line) for line in out.splitlines()) <= max(width, narrowest), out
+    if width is None or width >= 80:  # the answers stay while there is room for them
+        assert out.splitlines()[0].split()[3:5] in (["saved", "speed-up"], ["mode", "saved"])
+        tuned = json.loads(cli("runs", "list", "--json", "--limit", "1").out)
+        assert f"{tuned['saved_us']:.3g} µs" in out and f"{tuned['median_speedup']:.3f}x" in out
