@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
 from aoe_runner.common.colour import VERDICTS, paint
 from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.common.words import count
@@ -29,6 +27,8 @@ def render_preflight(report: PreflightReport, width: int | None = None, as_markd
     lines = [*(wrap_line(text(line), width, "  ") for line in _header(report)), ""]
     rows = [[_LABELS[c.status], *map(text, (c.title, c.observed, c.required, c.fix or ""))] for c in _ordered(report)]
     if as_markdown:
+        from tabulate import tabulate  # markdown only: tabulate and wcwidth cost 30 ms to import
+
         lines.append(tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True))
     else:
         lines.append(render_table(COLUMNS, rows, width, VERDICTS if colour else None))

@@ -15,7 +15,7 @@ every cell whole. wcwidth measures cells, so a CJK name takes the two columns it
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from aoe_runner.common.colour import paint
@@ -55,14 +55,21 @@ class Column:
 
 
 def render(
-    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None, colours: Mapping[str, str] | None = None
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    width: int | None,
+    colours: Mapping[str, str] | None = None,
+    header: bool = True,
 ) -> str:
     """Left-aligned columns under a dashed rule, fitted to `width` columns; notes on what was left out or cut. A cell
-    that is one of `colours`' words is painted in its colour (after the layout, which measures the text alone)."""
+    that is one of `colours`' words is painted in its colour (after the layout, which measures the text alone).
+    `header` False: names and values, without the headers and the rule (the headers still set no width then)."""
     cells = [[str(cell) for cell in row] for row in rows]
+    if not header:
+        columns = [replace(column, header="") for column in columns]
     shown, widths, notes = _layout(list(columns), cells, width)
     kept = [columns[index] for index in shown]
-    lines = [_line([c.header for c in kept], widths), _line(["-" * w for w in widths], widths)]
+    lines = [_line([c.header for c in kept], widths), _line(["-" * w for w in widths], widths)] if header else []
     painted = [colours if column.verdict else None for column in kept]
     cut = False
     for row in cells:

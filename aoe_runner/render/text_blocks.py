@@ -8,10 +8,10 @@ from aoe_runner.common.colour import VERDICTS
 from aoe_runner.common.safe_text import markdown, visible
 from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
-from aoe_runner.render.width import table as width_table
 from aoe_runner.render.width import wrap, wrap_line
 
 NAME_WIDTH = 64
+PAIR_COLUMNS = [Column("name"), Column.prose("value")]  # a summary's totals: names whole, values wrapped
 
 
 class TextBlocks:
@@ -44,7 +44,7 @@ class TextBlocks:
             from tabulate import tabulate
 
             return tabulate(cells, headers=["", ""], tablefmt="github", disable_numparse=True)
-        return width_table(None, cells, self.width)
+        return render_table(PAIR_COLUMNS, cells, self.width, header=False)
 
     def prose(self, text: str) -> str:
         return wrap_line(text, self.width)

@@ -10,8 +10,6 @@ from __future__ import annotations
 import csv
 import io
 
-from tabulate import tabulate
-
 from aoe_runner.common.colour import VERDICTS, YELLOW, paint
 from aoe_runner.common.safe_text import csv_cell, visible
 from aoe_runner.common.safe_text import markdown as markdown_text
@@ -99,6 +97,8 @@ class _Renderer:
 
     def _table(self, rows: list[list[str]], columns: list[Column]) -> str:
         if self.markdown:
+            from tabulate import tabulate  # markdown only: tabulate and wcwidth cost 30 ms to import
+
             return tabulate(rows, headers=[c.header for c in columns], tablefmt="github", disable_numparse=True)
         return render_table(columns, rows, self.width)
 

@@ -166,3 +166,23 @@ def test_runs_list_never_splits_a_run_id(cli, monkeypatch, tmp_path: Path, width
         assert out.splitlines()[0].split()[3:5] in (["saved", "speed-up"], ["mode", "saved"])
         tuned = json.loads(cli("runs", "list", "--json", "--limit", "1").out)
         assert f"{tuned['saved_us']:.3g} µs" in out and f"{tuned['median_speedup']:.3f}x" in out
+
+
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_a_summarys_totals_keep_names_whole_and_wrap_values_between_words(cli, monkeypatch, width: int) -> None:  # type: ignore[no-untyped-def]
+    def totals(text: str) -> list[str]:
+        lines = text.splitlines()
+        start = lines.index("") + 3  # the title, its rule, the sentence (one or more lines), a blank line
+        start = lines.index("", start - 1) + 1
+        return lines[start : lines.index("", start)]
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    piped = totals(cli("report", str(SAMPLES)).out)
+    monkeypatch.setenv("COLUMNS", str(width))
+    fitted = totals(cli("report", str(SAMPLES)).out)
+    words = {word for line in piped for word in line.split()}
+    assert {word for line in fitted for word in line.split()} == words  # no word cut in two
+    narrowest = len("failed / incomplete reports") + 2 + 12  # the longest name, the gap, prose's floor: past it, whole
+    assert all(text_width(line) <= max(width, narrowest) for line in fitted)
+    names = [line[:29].strip() for line in piped]
+    assert [line[:29].strip() for line in fitted if line[:29].strip()] == names
