@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -23,6 +24,9 @@ def run_guarded(dispatch: Callable[[], int], argv: Sequence[str], terminal: Term
         terminal.error("interrupted")
         return ExitCode.INTERRUPTED
     except Exception as error:  # the boundary: anything that reaches here is a bug in aoe-runner
+        if getattr(signal.getsignal(signal.SIGINT), "received", False):  # a Ctrl-C that a library turned into this
+            terminal.error("interrupted")
+            return ExitCode.INTERRUPTED
         from aoe_runner.store.secrets import scrub  # a store URL's password is never printed or logged
 
         log = write_crash_log(error, argv)

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -344,6 +345,54 @@ def test_a_real_ctrl_c_during_start_up_prints_no_traceback(delay: float) -> None
     _, err = process.communicate(timeout=30)
     assert "Traceback" not in err, err
     assert process.returncode in (130, 0, -signal.SIGINT), err  # 0: it finished first; -2: before Python's own handler
+
+
+@pytest.fixture
+def ctrl_c_handler() -> Iterator[None]:
+    """aoe-runner's SIGINT handler and unraisable hook, as main() installs them, for one test."""
+    from aoe_runner.__main__ import CtrlC, _interrupt_again
+
+    handler, hook = signal.signal(signal.SIGINT, CtrlC()), sys.unraisablehook
+    sys.unraisablehook = _interrupt_again
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        sys.unraisablehook = hook
+
+
+def test_an_exception_a_library_made_of_a_real_ctrl_c_is_the_interruption(ctrl_c_handler: None) -> None:
+    """pydantic-core reports a Ctrl-C that lands while it builds a validator as a SchemaError: exit 130, no crash log."""
+    from aoe_runner.cli.crashlog import run_guarded
+    from aoe_runner.common.terminal import Terminal
+
+    def dispatch() -> int:
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            raise RuntimeError("Error building validator: KeyboardInterrupt") from None
+        return 0
+
+    err = io.StringIO()
+    assert run_guarded(dispatch, ["report"], Terminal(io.StringIO(), err)) == 130
+    assert err.getvalue() == "error: interrupted\n"
+
+
+def test_a_ctrl_c_python_would_ignore_in_a_finaliser_is_raised_again(ctrl_c_handler: None) -> None:
+    """A KeyboardInterrupt in a weakref callback or __del__ (the import system's module locks have one) is printed as
+    'Exception ignored' and lost; aoe-runner raises it again where the command can stop."""
+
+    class Finalised:
+        def __del__(self) -> None:
+            raise KeyboardInterrupt
+
+    def next_step() -> None:
+        return None
+
+    with pytest.raises(KeyboardInterrupt):
+        Finalised()
+        next_step()  # raised as the first function returns after the finaliser
+    assert sys.getprofile() is None
 
 
 def test_an_interrupted_report_says_so_and_exits_130(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
