@@ -162,18 +162,28 @@ def middle_cut(text: str, width: int) -> str:
     room = max(width - 1, 1)
     while True:
         head = _take(text, (room + 1) // 2)
-        tail = _take(text[len(head) :][::-1], room - text_width(head))[::-1]
+        tail = _take(text[len(head) :][::-1], room - text_width(head), backwards=True)[::-1]
         cut = f"{head}{CUT}{tail}"
         if text_width(cut) <= max(width, 2) or room <= 1:
             return cut
         room -= 1
 
 
-def _take(text: str, room: int) -> str:
+def _take(text: str, room: int, backwards: bool = False) -> str:
+    """The longest start of `text` in `room` columns that does not part a letter from its combining marks (`text` is
+    reversed when `backwards`: its marks come before their letter)."""
+    from unicodedata import combining
+
     used = 0
     for index, char in enumerate(text):
         used += max(text_width(char), 0)
         if used > room:
+            if backwards:
+                while index > 0 and combining(text[index - 1]):
+                    index -= 1
+            else:
+                while index > 0 and combining(text[index]):
+                    index -= 1
             return text[:index]
     return text
 

@@ -10,7 +10,6 @@ from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 from aoe_runner.render.width import wrap, wrap_line
 
-NAME_WIDTH = 64
 PAIR_COLUMNS = [Column("name"), Column.prose("value")]  # a summary's totals: names whole, values wrapped
 
 
@@ -63,11 +62,8 @@ class TextBlocks:
         return markdown(text) if self.markdown else visible(text)
 
     def name(self, name: str) -> str:
-        name = self.text(name)
-        if self.markdown or len(name) <= NAME_WIDTH:
-            return name
-        half = (NAME_WIDTH - 1) // 2
-        return f"{name[:half]}…{name[-half:]}"
+        """An operator's or entry's name, whole: the table cuts it in the middle only to fit a terminal."""
+        return self.text(name)
 
 
 def limited(title: str, rows: int, total: int) -> str:

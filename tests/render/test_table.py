@@ -187,3 +187,24 @@ def test_a_summarys_totals_keep_names_whole_and_wrap_values_between_words(cli, m
     assert all(text_width(line) <= max(width, narrowest) for line in fitted)
     names = [line[:29].strip() for line in piped]
     assert [line[:29].strip() for line in fitted if line[:29].strip()] == names
+
+
+def test_piped_and_wide_output_show_every_name_whole(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    names = [e["name"] for e in json.loads(cli("report", str(SAMPLES), "--json").out)["operators"]]
+    longest = max(names, key=len)
+    assert len(longest) > 80
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert longest in cli("report", str(SAMPLES)).out  # piped
+    monkeypatch.setenv("COLUMNS", "80")
+    assert longest not in cli("report", str(SAMPLES)).out
+    assert longest in cli("report", str(SAMPLES), "--wide").out
+
+
+def test_a_cut_never_parts_a_letter_from_its_accent() -> None:
+    from unicodedata import combining
+
+    name = "cafe\u0301/" * 12  # e and a combining acute accent: é in two code points
+    for width in range(3, 40):
+        head, _, tail = middle_cut(name, width).partition(CUT)
+        assert not (tail and combining(tail[0])), width
+        assert not (head and head[-1] == "e" and name[len(head)] == "\u0301"), width
