@@ -28,7 +28,8 @@ def text_width(text: str) -> int:
 
 
 def wrap(text: str, width: int | None, pieces: re.Pattern[str] = PIECES) -> list[str]:
-    """Lines of at most `width` columns, broken after `/` or at a space; only a longer piece is cut inside."""
+    """Lines of at most `width` columns, broken after `/` or at a space, never inside a word or a name: a piece longer
+    than a line gets a line of its own and runs past the edge, whole, so that it can still be copied."""
     if width is None or text_width(text) <= width:
         return [text]
     lines: list[str] = []
@@ -37,10 +38,6 @@ def wrap(text: str, width: int | None, pieces: re.Pattern[str] = PIECES) -> list
         if line and text_width(line + piece.rstrip(" ")) > width:
             lines.append(line.rstrip(" "))
             line = ""
-        while text_width(piece.rstrip(" ")) > width:  # one segment longer than the column: cut it
-            cut = _cut(piece, width)
-            lines.append(piece[:cut])
-            piece = piece[cut:]
         line += piece
     if line.strip() or not lines:
         lines.append(line.rstrip(" "))
@@ -57,13 +54,3 @@ def wrap_line(text: str, width: int | None, indent: str = "") -> str:
         return first
     more = wrap(text[len(first) :].lstrip(" "), max(width - lead - len(indent), _NARROWEST))  # the words as written
     return "\n".join([first, *(" " * lead + indent + line for line in more)])
-
-
-def _cut(piece: str, room: int) -> int:
-    """How many characters of piece fit in `room` columns (at least one, so wrapping always moves on)."""
-    used = 0
-    for index, char in enumerate(piece):
-        used += max(text_width(char), 0)
-        if used > room:
-            return max(index, 1)
-    return len(piece)

@@ -208,3 +208,34 @@ def test_a_cut_never_parts_a_letter_from_its_accent() -> None:
         head, _, tail = middle_cut(name, width).partition(CUT)
         assert not (tail and combining(tail[0])), width
         assert not (head and head[-1] == "e" and name[len(head)] == "\u0301"), width
+
+
+@pytest.fixture(scope="module")
+def verify_report(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A real verify of the simulator under a long script name, 3 runs per arm, as saved in its record."""
+    from aoe_runner.verify.report import VerifyReport
+    from tests.render.html.pages import verify_page
+    from tests.tune.runner import SIMULATOR
+
+    root = tmp_path_factory.mktemp("verify")
+    script = root / ("a_training_script_with_a_long_name_" * 3 + ".py")
+    script.write_text(SIMULATOR.read_text())
+    verify_page(root, root / "verify.html", script)
+    (saved,) = (root / "home" / "verifications").glob("*/report.json")
+    return VerifyReport.model_validate_json(saved.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_verify_fits_the_terminal_without_splitting_run_ids(verify_report, width: int | None) -> None:  # type: ignore[no-untyped-def]
+    from aoe_runner.render.verify_report import render_verify
+
+    text = render_verify(verify_report, width=width)
+    assert all(run.run in text for run in verify_report.runs)
+    if width is None:
+        assert str(verify_report.script) in text
+    else:
+        narrowest = render_verify(verify_report, width=1).splitlines()  # every table at its floors
+        bound = max(width, *(len(line) for line in narrowest if " " in line.strip()))
+        past = [line.strip() for line in text.splitlines() if text_width(line) > bound]
+        assert all(" " not in piece for piece in past), past  # only a name longer than a line, whole on its own
+        assert all(piece.rstrip(";,") in str(verify_report.script) for piece in past)
