@@ -64,8 +64,9 @@ def test_an_entry_only_old_results_hold_is_not_called_removed(cli, output_format
     result = cli("report", "--diff", "-f", output_format, str(SAMPLES / "training_opat"), str(SAMPLES / "retune"))
     assert result.code == 0
     assert "removed" not in result.out.lower() and "bank diff" not in result.out.lower()
-    expected = {"table": "not in new results", "markdown": "not in new results", "csv": "not_in_new", "json": '"not_in_new"'}
-    assert result.out.count(expected[output_format]) >= 6
+    assert result.out.count("not_in_new") >= 6  # the same word in every format (conventions.md#one-vocabulary)
+    if output_format in ("table", "markdown"):
+        assert "6 not in new results" in result.out  # and in the sentence that counts them
     if output_format in ("table", "markdown"):
         assert "Results diff" in result.out.splitlines()[0]
     if output_format == "json":
