@@ -199,7 +199,7 @@ class RunStore:
         """Each tuning run's time saved and median speed-up, from its recorded results."""
         from aoe_runner.runs.outcomes import local_gains
 
-        return local_gains(self, rows)
+        return local_gains(self, rows, self.index if isinstance(self.index, RunIndex) else None)
 
     def restore_source(self, manifest: RunManifest) -> tuple[BankInventory, Path | BlobStore]:
         """The full bank inventory before the run, and where its files' contents are kept."""

@@ -45,6 +45,17 @@ CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC);
 CREATE INDEX IF NOT EXISTS runs_by_script ON runs (script, mode, started_at DESC);
 CREATE INDEX IF NOT EXISTS runs_by_script_name ON runs (script_name, started_at DESC);
 """
+# Each ended tuning run's gain (runs/outcomes.py), kept so that listing runs reads no result file twice. Keyed by the
+# run's end: a record ended again (an abandoned run settled) is measured again. Not part of the index's shape: a
+# rebuild keeps it, and an index that cannot hold it (read-only, in memory) only measures every time.
+_GAINS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS gains (
+    run_id TEXT PRIMARY KEY,
+    ended_at TEXT NOT NULL,
+    saved_us REAL,
+    median_speedup REAL
+);
+"""
 _COLUMNS = (
     "id, started_at, ended_at, status, kind, mode, script, script_name, device, exit_code, result_files, cann_version, soc, "
     "bank_before, bank_after, host"
@@ -147,6 +158,37 @@ class RunIndex:
     def delete(self, ids: list[str]) -> None:
         with self.connect() as db:
             db.executemany("DELETE FROM runs WHERE id = ?", [(run_id,) for run_id in ids])
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'gains'").fetchone():
+                db.executemany("DELETE FROM gains WHERE run_id = ?", [(run_id,) for run_id in ids])
+
+    def known_gains(self, rows: Iterable[RunRow]) -> dict[str, tuple[float | None, float | None]]:
+        """The kept (time saved, median speed-up) of those ended runs whose end they were measured at."""
+        ended = {row.id: row.ended_at for row in rows if row.ended_at is not None}
+        if not ended:
+            return {}
+        try:
+            with self.connect() as db:
+                marks = ", ".join("?" * len(ended))
+                found = db.execute(
+                    f"SELECT run_id, ended_at, saved_us, median_speedup FROM gains WHERE run_id IN ({marks})", list(ended)
+                ).fetchall()
+        except sqlite3.OperationalError:  # no gains table: none kept yet, or an index that cannot hold one
+            return {}
+        return {run_id: (saved, speedup) for run_id, end, saved, speedup in found if ended.get(run_id) == end}
+
+    def keep_gains(self, measured: dict[str, tuple[str, float | None, float | None]]) -> None:
+        """Keep each run's (end, time saved, median speed-up); an index that cannot be written keeps nothing."""
+        if not measured:
+            return
+        try:
+            with self.connect() as db:
+                db.executescript(_GAINS_SCHEMA)
+                db.executemany(
+                    "INSERT OR REPLACE INTO gains (run_id, ended_at, saved_us, median_speedup) VALUES (?, ?, ?, ?)",
+                    [(run_id, *values) for run_id, values in measured.items()],
+                )
+        except sqlite3.Error:
+            return
 
     def ids_starting_with(self, prefix: str, limit: int = 3) -> list[str]:
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -92,6 +92,14 @@ class Records(Protocol):
     def run_dir(self, run_id: str) -> Path: ...
 
 
+class GainsKept(Protocol):
+    """Where measured gains are kept between listings (runs.index.RunIndex)."""
+
+    def known_gains(self, rows: Iterable[RunRow]) -> dict[str, tuple[float | None, float | None]]: ...
+
+    def keep_gains(self, measured: dict[str, tuple[str, float | None, float | None]]) -> None: ...
+
+
 class Listed(Protocol):
     """A store that lists runs (runs.history.RunStore, store.shared.SharedRunStore)."""
 
@@ -102,17 +110,26 @@ class Listed(Protocol):
     def gains(self, rows: builtins.list[RunRow]) -> dict[str, RunGain]: ...
 
 
-def local_gains(store: Records, rows: Iterable[RunRow]) -> dict[str, RunGain]:
-    """Each tuning run's gain, from its result files in this host's records (report's cache spares reading them twice)."""
-    from aoe_runner.report.api import FROM_ENVIRONMENT
-
-    gains = {}
+def local_gains(store: Records, rows: Iterable[RunRow], kept: GainsKept | None = None) -> dict[str, RunGain]:
+    """Each tuning run's gain, from its result files in this host's records; the gains of ended runs are `kept` (in
+    the index), so that a listing reads a run's files once, not each time (report's cache spares the rest)."""
+    rows = [row for row in rows if row.kind == TUNE and row.result_files]
+    known = kept.known_gains(rows) if kept is not None else {}
+    gains = {run_id: RunGain(*values) for run_id, values in known.items()}
+    measured: dict[str, tuple[str, float | None, float | None]] = {}
     for row in rows:
-        if row.kind != TUNE or not row.result_files:
+        if row.id in gains:
             continue
         manifest = store.load_or_warn(row.id)
-        if manifest is not None:
-            gains[row.id] = RunGain.of(recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT))
+        if manifest is None:
+            continue
+        from aoe_runner.report.api import FROM_ENVIRONMENT  # only to measure: a listing of kept gains never loads it
+
+        gain = gains[row.id] = RunGain.of(recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT))
+        if row.status.ended and row.ended_at is not None:
+            measured[row.id] = (row.ended_at, gain.saved_us, gain.median_speedup)
+    if kept is not None:
+        kept.keep_gains(measured)
     return gains
 
 

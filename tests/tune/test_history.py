@@ -57,6 +57,18 @@ def test_runs_list_shows_each_tuning_runs_gain_as_report_computes_it(history: Ho
     )
 
 
+def test_a_listing_keeps_each_ended_runs_gain_and_reads_its_files_once(history: Home, tmp_path: Path) -> None:
+    copy = Home(tmp_path / "copy")
+    shutil.copytree(history.root, copy.root)
+    first = aoe_runner(copy, "runs", "list", "--json").stdout
+    for result in (copy.root / "home" / "runs").glob("*/work/aoe_data/*.json"):
+        result.unlink()  # a second listing that read the files again would find none
+    assert aoe_runner(copy, "runs", "list", "--json").stdout == first
+    (copy.root / "home" / "runs.db").unlink()  # the index and what it kept: measured again, from no files now
+    again = [json.loads(line) for line in aoe_runner(copy, "runs", "list", "--json").stdout.splitlines()]
+    assert [row["saved_us"] for row in again] == [None, None, None]
+
+
 def test_runs_list_sort_saved_puts_the_run_that_saved_most_first(history: Home) -> None:
     oldest, middle, newest = _ids(history)  # the oldest tuned 3 reports, the middle 2: the oldest saved more
     best = aoe_runner(history, "runs", "list", "--sort", "saved", "--limit", "1", "--json").stdout
