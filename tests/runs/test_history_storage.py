@@ -23,6 +23,8 @@ from aoe_runner.runs.blobs import BlobStore
 from aoe_runner.runs.manifest import BankInventory
 from tests.tune.runner import Home, aoe_runner, start_tune, tune, wait_for_output
 
+pytestmark = pytest.mark.slow  # 35 real tune and prune processes, crashes and races: 30 s
+
 HOUR_AGO = time.time() - 3600
 
 
