@@ -334,7 +334,11 @@ def test_ctrl_c_while_modules_load_exits_130_without_a_traceback() -> None:
 @pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.15, 0.2])
 def test_a_real_ctrl_c_during_start_up_prints_no_traceback(delay: float) -> None:
     """From the first line of ours on: Python's own start-up (site, .pth files, finding our package) is Python's."""
-    code = "from aoe_runner.__main__ import main; import sys; print('>', end='', flush=True); raise SystemExit(main())"
+    code = (  # a Ctrl-C before main's first line (its traceback has this frame only) is Python's, not ours
+        "from aoe_runner.__main__ import main\nprint('>', end='', flush=True)\ntry:\n    code = main()\n"
+        "except KeyboardInterrupt as error:\n    if error.__traceback__.tb_next is not None:\n        raise\n"
+        "    code = 130\nraise SystemExit(code)"
+    )
     process = subprocess.Popen(
         [sys.executable, "-c", code, "report", str(SAMPLES)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
