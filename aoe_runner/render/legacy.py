@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING
 
 from aoe_runner.render.numbers import difference, ratio
 from aoe_runner.render.table import Column
-from aoe_runner.render.text_blocks import TextBlocks, limited, num, speedup
+from aoe_runner.render.text_blocks import LEGACY_LAYOUT, TextBlocks, limited, num, speedup
 from aoe_runner.report.legacy import LegacySummary, label
 
 if TYPE_CHECKING:
     from aoe_runner.report.models import BankSummary, FileInfo
 
-LEGACY_LAYOUT = "legacy_auto_tune"
 VARIANTS = {"training": "AOE training", "offline": "AOE offline CLI", LEGACY_LAYOUT: "legacy Auto Tune (CANN 5.x and earlier)"}
 COLUMNS = [
     Column.text("operator"), *map(Column.number, ("before", "after", "speed-up", "saved")), Column("update"),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from aoe_runner.common.words import count
 from aoe_runner.render.formats import DiffView, Formatter, SummaryView
 from aoe_runner.render.table import Column
-from aoe_runner.render.text_blocks import TextBlocks, flags, limited, num, speedup
+from aoe_runner.render.text_blocks import LEGACY_LAYOUT, TextBlocks, flags, limited, num, speedup
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,7 +36,13 @@ class TableFormatter(TextBlocks, Formatter):
         self.columns = width  # the terminal's, for the lines of a markdown document that are wrapped (preflight's header)
 
     def summary(self, view: SummaryView, top: int | None) -> str:
-        return self.summary_text(view.summary, top)
+        """From the plain summary data (render/plain_view.py); a legacy Auto Tune part is rare, and read from the
+        models, as render/legacy.py does."""
+        from aoe_runner.render.plain_view import summary_view
+
+        data, _ = parts = view.parts
+        legacy = data.get("legacy") is not None or any(row["layout"] == LEGACY_LAYOUT for row in data["files"])
+        return self.summary_text(view.summary if legacy else summary_view(parts), top)
 
     def diff(self, view: DiffView, top: int | None) -> str:
         return self.diff_text(view.diff, top)
@@ -114,7 +120,7 @@ class TableFormatter(TextBlocks, Formatter):
         no_gain_title = f"No real gain (speed-up below {1 + summary.min_gain_pct / 100:.3g}x)"
         parts += self.bullets(no_gain_title, summary.no_real_gain)
         parts += self.bullets("Conflicts (latest result slower than an earlier one from another file)", summary.conflicts)
-        if summary.legacy is not None or any(info.layout == "legacy_auto_tune" for info in summary.files):
+        if summary.legacy is not None or any(info.layout == LEGACY_LAYOUT for info in summary.files):
             from aoe_runner.render.legacy import table_parts
 
             parts += table_parts(self, summary, rows)
@@ -184,13 +190,13 @@ class TableFormatter(TextBlocks, Formatter):
     def _operator_row(self, e: OperatorEntry) -> Sequence[object]:
         return (
             self.name(e.name), self.text("+".join(e.op_types)), self.text(e.tuning_mode or ""), num(e.before_us),
-            num(e.after_us), speedup(e.speedup), num(e.time_saved_us), e.update_mode.value, e.times_tuned,
+            num(e.after_us), speedup(e.speedup), num(e.time_saved_us), word(e.update_mode), e.times_tuned,
             flags(e.conflict),
         )  # fmt: skip
 
     def _subgraph_row(self, e: SubgraphEntry) -> Sequence[object]:
         return (self.text(e.repo_key), num(e.before_ms), num(e.after_ms), speedup(e.speedup), num(e.time_saved_ms),
-                e.update_mode.value, e.times_tuned, flags(e.conflict))  # fmt: skip
+                word(e.update_mode), e.times_tuned, flags(e.conflict))  # fmt: skip
 
 
 UPDATE = Column("update", optional=True)
@@ -220,8 +226,14 @@ def _pct(value: float | None) -> str:
 
 
 def _rate(totals: RepoTotals) -> str:
-    rate = totals.hit_rate
-    return "n/a" if rate is None else f"{rate:.1%} ({totals.hit}/{totals.total})"
+    if not totals.total:
+        return "n/a"
+    return f"{totals.hit / totals.total:.1%} ({totals.hit}/{totals.total})"
+
+
+def word(value: object) -> str:
+    """An enum's value (a model's field) or the word itself (plain data)."""
+    return str(getattr(value, "value", value))
 
 
 def _legacy_sides(old: int, new: int) -> str:

@@ -10,6 +10,7 @@ from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 from aoe_runner.render.width import wrap, wrap_line
 
+LEGACY_LAYOUT = "legacy_auto_tune"  # results/legacy.LAYOUT, without loading the legacy parser
 PAIR_COLUMNS = [Column("name"), Column.prose("value")]  # a summary's totals: names whole, values wrapped
 
 

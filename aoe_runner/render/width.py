@@ -13,14 +13,19 @@ PIECES = re.compile(r"[^/\\ ]*(?:[/\\]+| +|$)")  # a path segment with its separ
 
 
 # Printable ASCII and Latin-1, and the few other characters aoe-runner writes (… Δ × ≤ ≥ →): one column each
-_ONE_COLUMN = re.compile("[ -~\u00a0-\u00ff\u0394\u03bc\u2026\u2192\u2264\u2265]*")
+_ONE_COLUMN = "[ -~\u00a0-\u00ff\u0394\u03bc\u2026\u2192\u2264\u2265]"
+# CJK ideographs (and extension A), Hangul syllables, fullwidth forms: two columns each, as wcwidth says of every one
+# of them (tests/render/test_width.py checks each code point)
+_TWO_COLUMNS = "[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60]"
+_KNOWN = re.compile(f"(?:{_ONE_COLUMN}|{_TWO_COLUMNS})*")
+_WIDE = re.compile(_TWO_COLUMNS)
 
 
 def text_width(text: str) -> int:
-    """Columns on a terminal: a CJK character takes two. Text of _ONE_COLUMN's characters, most of what is shown, is
-    measured without importing wcwidth (30 ms of start-up)."""
-    if _ONE_COLUMN.fullmatch(text):
-        return len(text)
+    """Columns on a terminal: a CJK character takes two. Text of _KNOWN characters, most of what is shown (Chinese
+    names included), is measured without importing wcwidth (30 ms of start-up); wcwidth measures the rest."""
+    if _KNOWN.fullmatch(text):
+        return len(text) + len(_WIDE.findall(text))
     from wcwidth import wcswidth
 
     measured = wcswidth(text)
