@@ -73,6 +73,9 @@ Verbose = Annotated[
 ]
 
 
+ROOT_VALUE_OPTIONS = ("--store", "--color")  # the root options that take a value (a test checks the list)
+
+
 @app.callback()
 def _root(
     version: VersionFlag = False, store: StoreUrl = None, color: Color = None, quiet: Quiet = False, verbose: Verbose = False

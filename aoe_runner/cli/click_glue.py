@@ -91,12 +91,51 @@ class AoeTyper(typer.Typer):
         return super().command(*args, cls=cls or AoeCommand, **kwargs)
 
 
-def command_tree(app: typer.Typer, arguments: Sequence[str]) -> Any:
+def command_tree(app: typer.Typer, arguments: Sequence[str], value_options: Sequence[str] = ()) -> Any:
     """The click command to run `arguments` with. typer builds each command from its function's signature (not
-    free); when the arguments name a command (or a group and its command), only that branch is built. Anything
-    else, an option first or a name that is no command, gets the whole tree: its help, its suggestions."""
-    narrowed = _narrowed(app, list(arguments))
-    return typer.main.get_command(narrowed or app)
+    free): when the arguments name a command (or a group and its command), after any root options (`value_options`
+    take a value), only that branch is built. When they name none (`--help`, `-V`, no command, a name that is no
+    command), each command is built without its options: the root's help and its suggestions need only the names
+    and the first sentences of their help."""
+    words = list(arguments)
+    start = _first_word(words, set(value_options))
+    if start is not None:
+        narrowed = _narrowed(app, words[start:])
+        if narrowed is not None:
+            return typer.main.get_command(narrowed)
+    return typer.main.get_command(_names_only(app))
+
+
+def _first_word(arguments: list[str], value_options: set[str]) -> int | None:
+    """Where the first argument that is not a root option (or its value) is; None when there is none."""
+    index = 0
+    while index < len(arguments):
+        word = arguments[index]
+        if word == "--" or not word.startswith("-"):
+            return index if word != "--" else None
+        index += 2 if word in value_options else 1
+    return None
+
+
+def _names_only(app: typer.Typer) -> typer.Typer:
+    """A copy of `app` whose commands take no parameters: named and described as they are, never run."""
+    shown = copy.copy(app)
+    shown.registered_commands = [copy.copy(command) for command in app.registered_commands]
+    for command in shown.registered_commands:
+        command.callback = _described(command.callback)
+    shown.registered_groups = [copy.copy(group) for group in app.registered_groups]
+    for group in shown.registered_groups:
+        group.typer_instance = _names_only(group.typer_instance)  # type: ignore[arg-type]
+    return shown
+
+
+def _described(callback: Callable[..., Any] | None) -> Callable[..., Any]:
+    def described() -> None:
+        raise AssertionError("a command of the names-only tree is never run")
+
+    described.__name__ = getattr(callback, "__name__", "command")
+    described.__doc__ = getattr(callback, "__doc__", None)
+    return described
 
 
 def echo_stream(error: BaseException) -> Any:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import typer
 
 from aoe_runner.cli import completion
-from aoe_runner.cli.app import app
+from aoe_runner.cli.app import ROOT_VALUE_OPTIONS, app
 from aoe_runner.cli.click_glue import click_exceptions, command_tree, echo_stream
 from aoe_runner.cli.crashlog import run_guarded
 from aoe_runner.cli.options import usage_message
@@ -43,7 +43,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         completion.prepare_completion()
         command = typer.main.get_command(app)  # completion lists every command
     else:
-        command = command_tree(app, INVOKED)
+        command = command_tree(app, INVOKED, ROOT_VALUE_OPTIONS)
     try:
         code = command.main(args=INVOKED.copy(), prog_name="aoe-runner", standalone_mode=False)
     except click_exceptions.UsageError as error:

@@ -439,3 +439,27 @@ def test_samples_are_named_by_an_option_and_shipped_as_package_data(cli) -> None
         assert setuptools["package-dir"]["aoe_runner.sample_results"] == "sample_results"
         assert "aoe_runner.sample_results" in setuptools["packages"]
         assert setuptools["package-data"]["aoe_runner.sample_results"] == ["**/*.json"]
+
+
+def test_the_root_options_that_take_a_value_are_the_ones_command_tree_skips() -> None:
+    import typer
+
+    from aoe_runner.cli.app import ROOT_VALUE_OPTIONS, app
+
+    root = typer.main.get_command(app)
+    taking = {opt for param in root.params if not getattr(param, "is_flag", True) for opt in param.opts}
+    assert taking == set(ROOT_VALUE_OPTIONS)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--store", "local", "runs", "list", "--json"],
+        ["-q", "--color", "never", "runs", "list", "--json"],
+        ["-v", "runs", "list", "--json"],
+    ],
+)
+def test_a_command_after_root_options_runs_as_without_them(cli, tmp_path: Path, monkeypatch, argv: list[str]) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("AOE_RUNNER_HOME", str(tmp_path / "home"))
+    result = cli(*argv)
+    assert (result.code, result.out) == (0, "")
