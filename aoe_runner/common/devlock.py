@@ -8,7 +8,6 @@ aoe_runner.common.locks.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -71,6 +70,8 @@ class BankLock(SharedLock):
         self.bank = Path(os.path.realpath(bank))
         shared = os.environ.get(BANK_LOCK_DIR_ENV)
         directory = directory or (Path(shared) if shared else None)
+        import hashlib  # only a bank lock needs it: preflight and device locks start without it
+
         super().__init__(f"bank-{hashlib.sha256(os.fsencode(self.bank)).hexdigest()[:16]}", directory)
 
     def busy(self, holder: LockHolder | None) -> BankBusy:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation
 
 from aoe_runner.errors import UsageError
 
@@ -37,6 +36,8 @@ def parse_size(text: str, option: str) -> int:
         raise UsageError(f"{option}: {text!r} has no unit: write it with one ({SIZE_HELP})")
     if match is None or match.group(2).lower() not in SIZE_UNITS:
         raise UsageError(f"{option}: {text!r} is not a size ({SIZE_HELP})")
+    from decimal import Decimal  # exact arithmetic for the one option given, not an import for every command
+
     amount = Decimal(match.group(1)) * SIZE_UNITS[match.group(2).lower()]
     if amount > MAX_SIZE:
         raise UsageError(f"{option}: {text!r} is more than 1 EiB")
@@ -82,6 +83,8 @@ def parse_percent(text: str, option: str) -> float:
     """`2%` or `2.5 %`: a percentage from 0 to 1000, both included; `0` alone is 0% too."""
     cleaned = text.strip()
     number = cleaned.removesuffix("%").strip()
+    from decimal import Decimal, InvalidOperation
+
     try:
         value = float(Decimal(number))
     except (InvalidOperation, ValueError):  # ValueError: a signalling NaN

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 GAP = 2  # between columns, as tabulate's "simple" and "plain" styles
 _NARROWEST = 8  # a wrapped line's later lines keep at least this many columns
@@ -17,15 +18,23 @@ _ONE_COLUMN = "[ -~\u00a0-\u00ff\u0394\u03bc\u2026\u2192\u2264\u2265]"
 # CJK ideographs (and extension A), Hangul syllables, fullwidth forms: two columns each, as wcwidth says of every one
 # of them (tests/render/test_width.py checks each code point)
 _TWO_COLUMNS = "[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60]"
-_KNOWN = re.compile(f"(?:{_ONE_COLUMN}|{_TWO_COLUMNS})*")
-_WIDE = re.compile(_TWO_COLUMNS)
+
+
+@cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The characters text_width knows, and those of them that take two columns: compiled when text that is not
+    ASCII is first measured (their character sets cost 5 ms to compile)."""
+    return re.compile(f"(?:{_ONE_COLUMN}|{_TWO_COLUMNS})*"), re.compile(_TWO_COLUMNS)
 
 
 def text_width(text: str) -> int:
     """Columns on a terminal: a CJK character takes two. Text of _KNOWN characters, most of what is shown (Chinese
     names included), is measured without importing wcwidth (30 ms of start-up); wcwidth measures the rest."""
-    if _KNOWN.fullmatch(text):
-        return len(text) + len(_WIDE.findall(text))
+    if text.isascii() and text.isprintable():
+        return len(text)
+    known, wide = _patterns()
+    if known.fullmatch(text):
+        return len(text) + len(wide.findall(text))
     from wcwidth import wcswidth
 
     measured = wcswidth(text)
