@@ -108,7 +108,6 @@ class ReportFigures:
     throughput: dict[str, dict[str, Timing]]  # corpus name -> command label -> timing
     cache: dict[tuple[str, str], CacheRuns]  # (corpus name, CPUs) -> its three reports
     growth: list[tuple[int, float, Timing, Timing]]  # files, MB, plain, compiled (compiled may be empty)
-    startup: dict[str, Timing]
     small_rss: int
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
@@ -276,29 +275,10 @@ def measure_growth(
     return rows
 
 
-def measure_startup(plain: list[str], scratch: Path) -> tuple[dict[str, Timing], int]:
+def measure_small_rss(plain: list[str], scratch: Path) -> int:
+    """Peak RSS of a report of sample_results/ (its start-up is bench/startup_bench.py's, on a regular install)."""
     home = {**os.environ, "AOE_RUNNER_HOME": str(scratch / "startup-home")}
-    samples = str(ROOT / "sample_results")
-    run([*plain, "report", samples], env=home)  # the cache a user's repeated report finds
-    commands = {
-        "python -c pass": ([sys.executable, "-c", "pass"], home),
-        "aoe-runner --help": ([*plain, "--help"], home),
-        "aoe-runner report sample_results/": ([*plain, "report", samples], home),
-        "aoe-runner preflight": ([*plain, "preflight"], home),  # exit 1 without CANN or an NPU: its answer
-    }
-    timings = interleaved(commands, 9, ok_codes=(0, 1))
-    hanging = _hanging_npu_smi_env(scratch, home)
-    timings.update(interleaved({"aoe-runner preflight, npu-smi hanging": ([*plain, "preflight"], hanging)}, 3, ok_codes=(0, 1)))
-    small_rss = run([*plain, "report", samples, "--format", "json"], env=home, rss=True)[2]
-    return timings, small_rss
-
-
-def _hanging_npu_smi_env(directory: Path, base: dict[str, str]) -> dict[str, str]:
-    """PATH with an `npu-smi` that never answers first: preflight must give up on it, not wait."""
-    script = directory / "npu-smi"
-    script.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(600)\n")
-    script.chmod(0o755)
-    return {**base, "PATH": f"{directory}{os.pathsep}{base.get('PATH', '')}"}
+    return run([*plain, "report", str(ROOT / "sample_results"), "--format", "json"], env=home, rss=True)[2]
 
 
 def measure(rounds: int, quick: bool = False) -> ReportFigures:
@@ -325,10 +305,9 @@ def measure(rounds: int, quick: bool = False) -> ReportFigures:
         }
         print("growth with files", flush=True)
         growth = measure_growth(corpora[0], plain, compiled, 2)
-        print("start-up", flush=True)
-        startup, small_rss = measure_startup(plain, scratch)
+        small_rss = measure_small_rss(plain, scratch)
     return ReportFigures(
-        corpora, throughput, cache, growth, startup, small_rss, load_before, os.getloadavg(), compiled is not None, rounds
+        corpora, throughput, cache, growth, small_rss, load_before, os.getloadavg(), compiled is not None, rounds
     )
 
 
@@ -423,21 +402,10 @@ def render(f: ReportFigures) -> str:
         "with files: each process holds one file's decoded data at a time. Workers start at 48 MB, which",
         "adds a process (and its RSS) between 10 and 40 files.",
         "",
-        "## Start-up",
-        "",
-        "| command | wall (min-max) | CPU |",
-        "|---|---|---|",
-        *(f"| `{name}` | {_ms(t)} | {t.median_cpu * 1000:.0f} ms |" for name, t in f.startup.items()),
-        "",
-        "Median of 9 interleaved rounds (3 for the hanging npu-smi); `report sample_results/` with the cache its",
-        f"first run left, as a user's repeated report finds it. Peak RSS on `sample_results/`: {f.small_rss / 2**20:.0f} MiB.",
+        f"Peak RSS of a report of `sample_results/`: {f.small_rss / 2**20:.0f} MiB.",
         "",
     ]
     return "\n".join(lines)
-
-
-def _ms(t: Timing) -> str:
-    return f"{t.median * 1000:.0f} ms ({min(t.wall) * 1000:.0f}-{max(t.wall) * 1000:.0f})"
 
 
 def _load(values: tuple[float, float, float]) -> str:
@@ -478,17 +446,4 @@ def target_rows(f: ReportFigures) -> list[tuple[str, str, float, float, bool]]:
             where = "" if cpus == "machine's CPUs" else f", {cpus}"
             ratio = f.cache[(corpus.name, cpus)].ratio
             rows.append((f"second report with one new file / first{where}, {corpus.name}", "<= 0.20", ratio, 0.2, False))
-    startup = {name: t.median * 1000 for name, t in f.startup.items()}
-    rows += [
-        ("`aoe-runner --help` (ms)", "<= 150", startup["aoe-runner --help"], 150, False),
-        ("`aoe-runner report sample_results/` (ms)", "<= 300", startup["aoe-runner report sample_results/"], 300, False),
-        ("`aoe-runner preflight` (ms)", "<= 350", startup["aoe-runner preflight"], 350, False),
-        (
-            "`aoe-runner preflight`, npu-smi hanging (ms)",
-            "<= 3000",
-            startup["aoe-runner preflight, npu-smi hanging"],
-            3000,
-            False,
-        ),
-    ]
     return rows

@@ -1,5 +1,8 @@
 """One command for every benchmark: `python bench/run.py` (add --quick for smaller report corpora).
 
+Start-up (bench/startup_bench.py) is measured on a regular install of the checkout in a scratch venv, in CPU
+instructions (valgrind) beside wall and CPU time.
+
 The report benchmarks (bench/report_bench.py: throughput against a bare json.loads loop and jq, with the
 machine's CPUs and pinned to one, plain and mypyc-compiled, the cache's second run, growth with files,
 start-up), where a second report's time goes (bench/second_report_bench.py), then the tune, run-history
@@ -26,6 +29,7 @@ import history_bench  # noqa: E402
 import html_bench  # noqa: E402
 import report_bench  # noqa: E402
 import second_report_bench  # noqa: E402
+import startup_bench  # noqa: E402
 import tune_bench  # noqa: E402
 import verify_bench  # noqa: E402
 
@@ -46,6 +50,11 @@ SECTIONS: dict[str, Section] = {
         lambda args: report_bench.measure(args.rounds, args.quick),
         lambda f, args: report_bench.render(f),  # type: ignore[arg-type]
         report_bench.target_rows,  # type: ignore[arg-type]
+    ),
+    "startup": Section(
+        lambda args: startup_bench.measure(),
+        lambda f, args: startup_bench.render(f),  # type: ignore[arg-type]
+        startup_bench.target_rows,  # type: ignore[arg-type]
     ),
     "second": Section(
         lambda args: second_report_bench.measure(max(args.rounds, 5)),
