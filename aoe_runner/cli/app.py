@@ -2,46 +2,104 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
 from aoe_runner import __version__
-from aoe_runner.cli import bank, completion, preflight, report, runs, store, tune, validate, verify
 from aoe_runner.cli.click_glue import AoeTyper
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.common import colour
 from aoe_runner.errors import ExitCode, UsageError
 
 SCRIPT_COMMAND = {"allow_interspersed_args": True}  # options may follow the script's path; its own arguments go after --
-
-app = AoeTyper(
-    name="aoe-runner",
-    help="Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs.",
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+ABOUT = "Preflight, supervise and report on Huawei AOE (Ascend Optimization Engine) tuning runs."
+# Every command, in the order `--help` lists them: (group, name, module of aoe_runner.cli, function, takes a script).
+# A command's module is imported only when the command line names it (or asks for every command's help).
+COMMANDS = (
+    (None, "report", "report", "report", False),
+    (None, "validate", "validate", "validate", False),
+    (None, "preflight", "preflight", "preflight", False),
+    (None, "completion", "completion", "completion", False),
+    (None, "tune", "tune", "tune", True),
+    (None, "verify", "verify", "verify", True),
+    ("runs", "list", "runs", "runs_list", False),
+    ("runs", "show", "runs", "runs_show", False),
+    ("runs", "prune", "runs", "runs_prune", False),
+    ("runs", "rm", "runs", "runs_rm", False),
+    ("runs", "report", "runs", "runs_report", False),
+    ("runs", "push", "runs", "runs_push", False),
+    ("bank", "restore", "bank", "bank_restore", False),
+    ("bank", "best", "bank", "bank_best", False),
+    ("store", "init", "store", "store_init", False),
+    ("store", "status", "store", "store_status", False),
+    ("store", "use", "store", "store_use", False),
 )
-app.command()(report.report)
-app.command()(validate.validate)
-app.command()(preflight.preflight)
-app.command()(completion.completion)
-app.command(context_settings=SCRIPT_COMMAND)(tune.tune)
-app.command(context_settings=SCRIPT_COMMAND)(verify.verify)
+GROUPS = {
+    "runs": "The history of tuning runs.",
+    "bank": "Knowledge banks recorded by tuning runs.",
+    "store": "A run history shared by many hosts, on PostgreSQL.",
+}
 
-runs_app = AoeTyper(name="runs", help="The history of tuning runs.")
-for name, command in (("list", runs.runs_list), ("show", runs.runs_show), ("prune", runs.runs_prune), ("rm", runs.runs_rm),
-                      ("report", runs.runs_report), ("push", runs.runs_push)):  # fmt: skip
-    runs_app.command(name)(command)
-bank_app = AoeTyper(name="bank", help="Knowledge banks recorded by tuning runs.")
-bank_app.command("restore")(bank.bank_restore)
-bank_app.command("best")(bank.bank_best)
-store_app = AoeTyper(name="store", help="A run history shared by many hosts, on PostgreSQL.")
-store_app.command("init")(store.store_init)
-store_app.command("status")(store.store_status)
-store_app.command("use")(store.store_use)
-for group in (runs_app, bank_app, store_app):
-    app.add_typer(group)
+
+def application(path: Sequence[str] = ()) -> AoeTyper | None:
+    """The command tree: every command, or only the one `path` names (a command, or a group and one of its
+    commands; a group alone, or with a word that is none of its commands, has all of its own). None when `path`
+    names no command or group."""
+    import importlib
+
+    first, second = (list(path) + [None, None])[:2]
+    if first is not None and first not in GROUPS and all(group or name != first for group, name, *_ in COMMANDS):
+        return None
+    within = {name for group, name, *_ in COMMANDS if group == first}
+    chosen = [
+        entry
+        for entry in COMMANDS
+        if first is None
+        or (entry[0] is None and entry[1] == first)
+        or (entry[0] == first and (second not in within or entry[1] == second))
+    ]
+    app = _root_app()
+    groups: dict[str, AoeTyper] = {}
+    for group_name, name, module, function, script in chosen:
+        callback = getattr(importlib.import_module(f"aoe_runner.cli.{module}"), function)
+        if group_name is None:
+            parent = app
+        elif group_name in groups:
+            parent = groups[group_name]
+        else:
+            parent = groups[group_name] = AoeTyper(name=group_name, help=GROUPS[group_name])
+        parent.command(name, context_settings=SCRIPT_COMMAND if script else None)(callback)
+    for group in groups.values():
+        app.add_typer(group)
+    return app
+
+
+def _root_app() -> AoeTyper:
+    app = AoeTyper(
+        name="aoe-runner",
+        help=ABOUT,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    return app
+
+
+def whole_application() -> AoeTyper:
+    """Every command (completion lists them all)."""
+    whole = application()
+    assert whole is not None  # an empty path names every command
+    return whole
+
+
+def __getattr__(name: str) -> AoeTyper:
+    """`app`: the whole command tree, for library callers and tests."""
+    if name == "app":
+        return whole_application()
+    raise AttributeError(name)
 
 
 def _version(value: bool) -> None:
@@ -76,7 +134,6 @@ Verbose = Annotated[
 ROOT_VALUE_OPTIONS = ("--store", "--color")  # the root options that take a value (a test checks the list)
 
 
-@app.callback()
 def _root(
     version: VersionFlag = False, store: StoreUrl = None, color: Color = None, quiet: Quiet = False, verbose: Verbose = False
 ) -> None:

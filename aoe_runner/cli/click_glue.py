@@ -91,19 +91,23 @@ class AoeTyper(typer.Typer):
         return super().command(*args, cls=cls or AoeCommand, **kwargs)
 
 
-def command_tree(app: typer.Typer, arguments: Sequence[str], value_options: Sequence[str] = ()) -> Any:
+def command_tree(
+    application: Callable[[Sequence[str]], typer.Typer | None], arguments: Sequence[str], value_options: Sequence[str] = ()
+) -> Any:
     """The click command to run `arguments` with. typer builds each command from its function's signature (not
     free): when the arguments name a command (or a group and its command), after any root options (`value_options`
-    take a value), only that branch is built. When they name none (`--help`, `-V`, no command, a name that is no
-    command), each command is built without its options: the root's help and its suggestions need only the names
-    and the first sentences of their help."""
+    take a value), only that branch is imported and built. When they name none (`--help`, `-V`, no command, a name
+    that is no command), every command is built without its options: the root's help and its suggestions need only
+    the names and the first sentences of their help."""
     words = list(arguments)
     start = _first_word(words, set(value_options))
     if start is not None:
-        narrowed = _narrowed(app, words[start:])
+        narrowed = application(words[start : start + 2])
         if narrowed is not None:
             return typer.main.get_command(narrowed)
-    return typer.main.get_command(_names_only(app))
+    whole = application(())
+    assert whole is not None  # an empty path names every command
+    return typer.main.get_command(_names_only(whole))
 
 
 def _first_word(arguments: list[str], value_options: set[str]) -> int | None:
@@ -148,24 +152,6 @@ def echo_stream(error: BaseException) -> Any:
     frame = trace.tb_frame
     if frame.f_code.co_name == "echo" and "click" in str(frame.f_globals.get("__name__", "")):
         return frame.f_locals.get("file")
-    return None
-
-
-def _narrowed(app: typer.Typer, arguments: list[str]) -> typer.Typer | None:
-    """A copy of `app` holding only the command or group that arguments[0] names; None when it names none."""
-    if not arguments or arguments[0].startswith("-"):
-        return None
-    name, narrowed = arguments[0], copy.copy(app)
-    for command in app.registered_commands:
-        if (command.name or typer.main.get_command_name(command.callback.__name__)) == name:  # type: ignore[union-attr]
-            narrowed.registered_commands, narrowed.registered_groups = [command], []
-            return narrowed
-    for group in app.registered_groups:
-        if typer.main.solve_typer_info_defaults(group).name == name:
-            branch = copy.copy(group)
-            branch.typer_instance = _narrowed(group.typer_instance, arguments[1:]) or group.typer_instance  # type: ignore[arg-type]
-            narrowed.registered_commands, narrowed.registered_groups = [], [branch]
-            return narrowed
     return None
 
 

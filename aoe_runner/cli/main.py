@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import typer
 
 from aoe_runner.cli import completion
-from aoe_runner.cli.app import ROOT_VALUE_OPTIONS, app
+from aoe_runner.cli.app import ROOT_VALUE_OPTIONS, application, whole_application
 from aoe_runner.cli.click_glue import click_exceptions, command_tree, echo_stream
 from aoe_runner.cli.crashlog import run_guarded
 from aoe_runner.cli.options import usage_message
@@ -24,7 +24,16 @@ from aoe_runner.common.terminal import output_failure
 from aoe_runner.errors import AoeRunnerError, ExitCode, UsageError
 from aoe_runner.store.config import choose_store
 
-__all__ = ["app", "main", "run"]
+__all__ = ["main", "run"]  # and `app`, the whole command tree, read through __getattr__
+
+
+def __getattr__(name: str) -> object:
+    """`app`: the whole command tree (aoe_runner.cli.app.app)."""
+    if name == "app":
+        from aoe_runner.cli import app as tree
+
+        return tree.app
+    raise AttributeError(name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,9 +50,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     choose_store(None)
     if os.environ.get(completion.COMPLETE_VARIABLE):
         completion.prepare_completion()
-        command = typer.main.get_command(app)  # completion lists every command
+        command = typer.main.get_command(whole_application())  # completion lists every command
     else:
-        command = command_tree(app, INVOKED, ROOT_VALUE_OPTIONS)
+        command = command_tree(application, INVOKED, ROOT_VALUE_OPTIONS)
     try:
         code = command.main(args=INVOKED.copy(), prog_name="aoe-runner", standalone_mode=False)
     except click_exceptions.UsageError as error:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import typer
 
+from aoe_runner.cli.app import application
 from aoe_runner.cli.click_glue import command_tree
 from aoe_runner.cli.main import app
 
@@ -76,8 +77,8 @@ def test_help_loads_no_heavy_module() -> None:
 
 @pytest.mark.parametrize("path", [p for p in PATHS if p], ids=" ".join)
 def test_a_named_command_builds_only_its_branch_and_the_same_command(path: tuple[str, ...]) -> None:
-    """cli.run builds only the branch that the arguments name (start-up); what it builds equals the whole tree's."""
-    narrowed, whole = command_tree(app, [*path, "--flag"]), COMMAND
+    """cli.run imports and builds only the branch that the arguments name (start-up); it equals the whole tree's."""
+    narrowed, whole = command_tree(application, [*path, "--flag"]), COMMAND
     for name in path:
         assert list(narrowed.commands) == [name]
         narrowed, whole = narrowed.commands[name], whole.commands[name]
@@ -91,10 +92,43 @@ def _shape(command: Any) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("arguments", [[], ["--help"], ["--store", "x", "runs"], ["no-such-command"], ["runs", "no-such"]])
 def test_anything_but_a_command_name_gets_the_whole_tree(arguments: list[str]) -> None:
-    tree = command_tree(app, arguments)
-    if arguments[:1] == ["runs"]:
+    """Or, for a group (after any root options) with no command of its own named, the whole group."""
+    tree = command_tree(application, arguments, ("--store", "--color"))
+    if "runs" in arguments:
         tree = tree.commands["runs"]
         whole = COMMAND.commands["runs"]
     else:
         whole = COMMAND
     assert sorted(tree.commands) == sorted(whole.commands)
+
+
+COMMAND_MODULES = {
+    f"aoe_runner.cli.{name}" for name in ("report", "validate", "preflight", "tune", "verify", "runs", "bank", "store")
+}
+HEAVY = {"pydantic", "tabulate", "jsonschema", "msgspec", "wcwidth", "psycopg", "plotly", "psutil"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "module", "needs"),
+    [
+        (["report", "sample_results/training_opat"], "report", {"msgspec"}),  # plain training files: no models
+        (["preflight"], "preflight", {"psutil"}),
+        (["runs", "list"], "runs", set()),
+        (["validate", "sample_results"], "validate", {"jsonschema", "msgspec"}),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else None,
+)
+def test_a_command_imports_only_what_its_path_needs(tmp_path, argv: list[str], module: str, needs: set[str]) -> None:  # type: ignore[no-untyped-def]
+    """Its own command module, no other's, and of the heavy libraries only those it uses (issue 41's start-up)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = "import sys\nfrom aoe_runner.cli.main import run\nrun(sys.argv[1:])\nprint(' '.join(sorted(sys.modules)), file=sys.stderr)"
+    env = {**os.environ, "AOE_RUNNER_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    loaded = set(done.stderr.splitlines()[-1].split())
+    assert loaded & COMMAND_MODULES == {f"aoe_runner.cli.{module}"}
+    assert {name for name in loaded if name in HEAVY} == needs
