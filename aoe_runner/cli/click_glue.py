@@ -115,8 +115,10 @@ def _first_word(arguments: list[str], value_options: set[str]) -> int | None:
     index = 0
     while index < len(arguments):
         word = arguments[index]
-        if word == "--" or not word.startswith("-"):
-            return index if word != "--" else None
+        if word == "--":  # what follows is positional to click: the command, if any
+            return index + 1 if index + 1 < len(arguments) else None
+        if not word.startswith("-"):
+            return index
         index += 2 if word in value_options else 1
     return None
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from aoe_runner.cli.options import JSON, TABLE, JsonFlag, emit, format_option, required_text
+from aoe_runner.cli.options import JSON, TABLE, JsonFlag, emit, format_option
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.errors import ExitCode, UsageError
@@ -64,7 +64,9 @@ def store_use(target: Target) -> int:
     from aoe_runner.store.choice import check_url, redact
     from aoe_runner.store.config import STORE_VARIABLE, current_choice, use_store
 
-    url = check_url(required_text(target, "STORE"), "STORE")
+    if not target.strip():
+        raise UsageError("STORE: give 'local' or a postgresql:// URL")
+    url = check_url(target, "STORE")
     config = use_store(url)
     terminal.info(f"this home now uses the run store {redact(url)} ({config})")
     chosen = current_choice()

@@ -36,7 +36,7 @@ def best_csv(found: list[Best]) -> str:
 
 def best_table(found: list[Best], width: int | None = None) -> str:
     if not found:
-        return "no recorded run has operator results for this SoC and script\n"
+        return "no recorded tuning run (of the --soc and --script given) has operator results\n"
     rows = [[visible(cell) for cell in _cells(best, text=True)] for best in found]
     return render_table(COLUMNS, rows, width) + "\n"
 

@@ -48,7 +48,8 @@ def run_list_json(listing: RunListing) -> str:
     lines = []
     for row in listing.rows:
         gain = listing.gain(row)
-        fields = {**asdict(row), "status": row.status.value, "saved_us": gain.saved_us, "median_speedup": gain.median_speedup}
+        saved, speedup = _finite(gain.saved_us), _finite(gain.median_speedup)  # JSON has no Infinity
+        fields = {**asdict(row), "status": row.status.value, "saved_us": saved, "median_speedup": speedup}
         lines.append(json.dumps(fields) + "\n")
     return "".join(lines)
 
@@ -103,6 +104,12 @@ def _cells(listing: RunListing, row: RunRow, text: bool) -> dict[str, str]:
         "speed-up": times(speedup) if text else _number(speedup),
         "script": row.script,
     }
+
+
+def _finite(value: float | None) -> float | None:
+    import math
+
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _number(value: float | None) -> str:

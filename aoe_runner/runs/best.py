@@ -41,7 +41,11 @@ def local_best(store: RunStore, soc: str | None, script: str | None) -> list[Bes
         manifest = store.load_or_warn(row.id) if row.result_files else None
         if manifest is None:
             continue
-        for result in recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT):
+        problems: list[str] = []
+        results = recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT, problems)
+        for problem in problems:
+            store.warn(f"{problem} (left out of the best results)")
+        for result in results:
             held = fastest.get((result.kind, result.name))
             if result.tuned_us is None or (held is not None and held.tuned_us <= result.tuned_us):
                 continue

@@ -8,6 +8,7 @@ home the index is opened read-only, and failing that it is built in memory from 
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import sqlite3
@@ -174,7 +175,11 @@ class RunIndex:
                 ).fetchall()
         except sqlite3.OperationalError:  # no gains table: none kept yet, or an index that cannot hold one
             return {}
-        return {run_id: (saved, speedup) for run_id, end, saved, speedup in found if ended.get(run_id) == end}
+        return {
+            run_id: (saved, speedup)
+            for run_id, end, saved, speedup in found
+            if ended.get(run_id) == end and _figure(saved) and _figure(speedup)  # else measured again
+        }
 
     def keep_gains(self, measured: dict[str, tuple[str, float | None, float | None]]) -> None:
         """Keep each run's (end, time saved, median speed-up); an index that cannot be written keeps nothing."""
@@ -261,6 +266,11 @@ class RunIndex:
         with db:
             for manifest in self._manifests():
                 _upsert(db, manifest)
+
+
+def _figure(value: object) -> bool:
+    """A kept figure as keep_gains writes it: a finite number, or none (a row edited by hand is measured again)."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
 
 
 def conditions(where: RunFilter) -> list[tuple[str, object]]:

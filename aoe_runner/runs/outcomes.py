@@ -44,7 +44,8 @@ class RunGain:
         results = list(results)
         saved = [r.baseline_us - r.tuned_us for r in results if r.baseline_us is not None and r.tuned_us is not None]
         speedups = [r.speedup for r in results if r.speedup is not None and math.isfinite(r.speedup)]
-        return cls(math.fsum(saved) if saved else None, median(speedups) if speedups else None)
+        total = math.fsum(saved) if saved and all(math.isfinite(value) for value in saved) else None
+        return cls(total if total is not None and math.isfinite(total) else None, median(speedups) if speedups else None)
 
 
 NO_GAIN = RunGain(None, None)
@@ -62,19 +63,27 @@ class RunListing:
         return self.gains.get(row.id, NO_GAIN)
 
 
-def recorded_results(manifest: RunManifest, directory: Path, cache: Any = None) -> list[OperatorResult]:
+def recorded_results(
+    manifest: RunManifest, directory: Path, cache: Any = None, problems: list[str] | None = None
+) -> list[OperatorResult]:
     """What a finished tuning run's result files (in its record, `directory`) say about each operator and subgraph;
-    `cache` is report's cache (None: read every file)."""
+    `cache` is report's cache (None: read every file). Each file that is gone or cannot be read is said in
+    `problems`, when given."""
     if manifest.kind != TUNE or not manifest.status.ended or not manifest.result_files:
         return []
     from aoe_runner.report import api as reporting
     from aoe_runner.report.summary_data import operator_label
 
     paths = [str(directory / result.recorded) for result in manifest.result_files]
-    paths = [path for path in paths if os.path.isfile(path)]
-    if not paths:
+    found_paths = [path for path in paths if os.path.isfile(path)]
+    if problems is not None:
+        problems += [f"run {manifest.id}: {path}: its result file is gone" for path in paths if path not in found_paths]
+    if not found_paths:
         return []
-    data = reporting.summarize_paths(paths, workers=1, allow_empty=True, cache=cache).data
+    loaded = reporting.summarize_paths(found_paths, workers=1, allow_empty=True, cache=cache)
+    if problems is not None:
+        problems += [f"run {manifest.id}: {error.message}" for error in loaded.errors]
+    data = loaded.data
     found = [
         OperatorResult("operator", operator_label(e), e["after_us"], e["before_us"], e["speedup"]) for e in data["operators"]
     ]
@@ -88,6 +97,8 @@ class Records(Protocol):
     """Where runs are recorded (runs.history.RunStore)."""
 
     def load_or_warn(self, run_id: str) -> RunManifest | None: ...
+
+    def warn(self, message: str) -> None: ...
 
     def run_dir(self, run_id: str) -> Path: ...
 
@@ -125,8 +136,12 @@ def local_gains(store: Records, rows: Iterable[RunRow], kept: GainsKept | None =
             continue
         from aoe_runner.report.api import FROM_ENVIRONMENT  # only to measure: a listing of kept gains never loads it
 
-        gain = gains[row.id] = RunGain.of(recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT))
-        if row.status.ended and row.ended_at is not None:
+        problems: list[str] = []
+        results = recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT, problems)
+        gain = gains[row.id] = RunGain.of(results)
+        for problem in problems:
+            store.warn(f"{problem} (its figures leave it out)")
+        if row.status.ended and row.ended_at is not None and not problems:  # a file that comes back is read then
             measured[row.id] = (row.ended_at, gain.saved_us, gain.median_speedup)
     if kept is not None:
         kept.keep_gains(measured)

@@ -68,12 +68,11 @@ _SECRET_PARAMETERS = ("password", "sslpassword")  # the server's password, and t
 
 
 def without_password(url: str) -> str:
-    """The URL less the password, whether in its user part or as a `password=` parameter; `local` as it is."""
+    """The URL less the password, whether in its user part or as a `password=` parameter; anything else as it is."""
     from urllib.parse import parse_qsl, urlencode
 
-    if url == LOCAL:
+    if url == LOCAL or "://" not in url:  # `local`, or not a URL at all: shown as written
         return url
-
     parts = urlsplit(url)
     netloc = parts.netloc
     if parts.password is not None:

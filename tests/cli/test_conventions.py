@@ -457,6 +457,7 @@ def test_the_root_options_that_take_a_value_are_the_ones_command_tree_skips() ->
         ["--store", "local", "runs", "list", "--json"],
         ["-q", "--color", "never", "runs", "list", "--json"],
         ["-v", "runs", "list", "--json"],
+        ["--", "runs", "list", "--json"],
     ],
 )
 def test_a_command_after_root_options_runs_as_without_them(cli, tmp_path: Path, monkeypatch, argv: list[str]) -> None:  # type: ignore[no-untyped-def]

@@ -38,7 +38,7 @@ def test_the_fastest_result_of_each_operator_wins_with_its_run_and_host(shared_h
     table = aoe_runner(shared_home, "bank", "best", "--soc", "Ascend910B4")
     assert table.stdout.splitlines()[2].split()[:3] == ["operator", "layer_0/MatMul_0", "[MatMulV2]"]
     none = aoe_runner(shared_home, "bank", "best", "--soc", "Ascend310P3")
-    assert none.stdout == "no recorded run has operator results for this SoC and script\n"
+    assert none.stdout == "no recorded tuning run (of the --soc and --script given) has operator results\n"
 
 
 def test_store_init_with_artifacts_puts_the_run_records_in_the_shared_directory(tmp_path: Path, pg_url: str) -> None:

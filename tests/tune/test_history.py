@@ -69,6 +69,30 @@ def test_a_listing_keeps_each_ended_runs_gain_and_reads_its_files_once(history: 
     assert [row["saved_us"] for row in again] == [None, None, None]
 
 
+def test_a_kept_gain_edited_by_hand_is_measured_again_and_an_unreadable_file_is_said(history: Home, tmp_path: Path) -> None:
+    import sqlite3
+
+    copy = Home(tmp_path / "copy")
+    shutil.copytree(history.root, copy.root)
+    first = aoe_runner(copy, "runs", "list", "--json").stdout
+    with sqlite3.connect(copy.root / "home" / "runs.db") as db:
+        db.execute("UPDATE gains SET saved_us = 'abc', median_speedup = 9e999")
+    again = aoe_runner(copy, "runs", "list", "--json")
+    assert (again.returncode, again.stdout, again.stderr) == (0, first, "")
+    assert aoe_runner(copy, "runs", "list", "--sort", "saved", "-f", "csv").returncode == 0
+    newest_with_results = next(json.loads(line)["id"] for line in first.splitlines() if json.loads(line)["saved_us"])
+    (result,) = (copy.root / "home" / "runs" / newest_with_results).glob("work/aoe_data/*.json")
+    result.write_text('{"report_x": [garbage')
+    (copy.root / "home" / "runs.db").unlink()  # nothing kept: measured again
+    listed = aoe_runner(copy, "runs", "list", "--json")
+    assert listed.returncode == 0 and listed.stderr.count("warning: ") == 1, listed.stderr
+    assert f"run {newest_with_results}: " in listed.stderr and str(result.name) in listed.stderr
+    best = aoe_runner(copy, "bank", "best", "--json")
+    assert best.returncode == 0 and best.stderr.count("warning: ") == 1 and "left out of the best results" in best.stderr
+    assert newest_with_results not in best.stdout
+    assert aoe_runner(copy, "runs", "list").stderr.count("warning: ") == 1  # not kept: said again, and read again
+
+
 def test_runs_list_sort_saved_puts_the_run_that_saved_most_first(history: Home) -> None:
     oldest, middle, newest = _ids(history)  # the oldest tuned 3 reports, the middle 2: the oldest saved more
     best = aoe_runner(history, "runs", "list", "--sort", "saved", "--limit", "1", "--json").stdout
@@ -116,7 +140,7 @@ def test_bank_best_answers_from_the_local_history(history: Home) -> None:
     assert csv_rows[1].split(",")[4] == f"{found[0]['speedup']:g}"  # a number in csv, 2.000x in the table
     assert f"{found[0]['speedup']:.3f}x" in aoe_runner(history, "bank", "best").stdout
     assert aoe_runner(history, "bank", "best", "--soc", "Ascend310P3").stdout == (
-        "no recorded run has operator results for this SoC and script\n"
+        "no recorded tuning run (of the --soc and --script given) has operator results\n"
     )
 
 
