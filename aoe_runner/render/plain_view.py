@@ -28,12 +28,16 @@ class Fields:
 
 
 class Items(Sequence[Any]):
-    """A list whose items are views, made as they are read."""
+    """A list whose items are views, each made as it is read."""
 
     __slots__ = ("_items",)
 
     def __init__(self, items: list[Any]) -> None:
         self._items = items
+
+    def made(self, items: list[Any]) -> list[Any]:
+        """The views of some of the items."""
+        return [view(item) for item in items]
 
     def __len__(self) -> int:
         return len(self._items)
@@ -44,11 +48,22 @@ class Items(Sequence[Any]):
     def __getitem__(self, index: slice) -> list[Any]: ...
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            return [view(item) for item in self._items[index]]
-        return view(self._items[index])
+            return self.made(self._items[index])
+        return self.made([self._items[index]])[0]
 
     def __iter__(self) -> Iterator[Any]:
-        return (view(item) for item in self._items)
+        return iter(self[:])
+
+
+class RankedOperators(Items):
+    """A summary's operators, ranked (report.summary_data.summary_parts): a row is made only for what is read."""
+
+    __slots__ = ()
+
+    def made(self, items: list[Any]) -> list[Any]:
+        from aoe_runner.report.summary_data import operator_rows
+
+        return [Fields(row) for row in operator_rows(items)]
 
 
 def view(value: Any) -> Any:
@@ -57,32 +72,6 @@ def view(value: Any) -> Any:
     if isinstance(value, list) and value and isinstance(value[0], dict):
         return Items(value)
     return value
-
-
-class RankedOperators(Sequence[Any]):
-    """A summary's operators, ranked (report.summary_data.summary_parts): a row is made only for what is read."""
-
-    __slots__ = ("_entries",)
-
-    def __init__(self, entries: list[Any]) -> None:
-        self._entries = entries
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
-    def __getitem__(self, index: int | slice) -> Any:
-        from aoe_runner.report.summary_data import operator_rows
-
-        if isinstance(index, slice):
-            return [Fields(row) for row in operator_rows(self._entries[index])]
-        return Fields(operator_rows([self._entries[index]])[0])
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self[:])
 
 
 def summary_view(parts: tuple[dict[str, Any], list[Any]]) -> Any:
