@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from aoe_runner.common.safe_text import visible
-from aoe_runner.render.numbers import local_time, times
+from aoe_runner.render.numbers import local_time, plain, times
 from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 
@@ -43,7 +43,7 @@ def best_table(found: list[Best], width: int | None = None) -> str:
 
 def _cells(best: Best, text: bool) -> list[str]:
     """A row's cells; the speed-up as text shows it (`1.374x`) when `text`, else as a number."""
-    speedup = times(best.speedup) if text else ("" if best.speedup is None else f"{best.speedup:g}")
-    baseline = f"{best.baseline_us:g}" if best.baseline_us is not None else ("-" if text else "")
+    speedup = times(best.speedup) if text else plain(best.speedup)
+    baseline = plain(best.baseline_us) or ("-" if text else "")
     started = local_time(best.started_at)
     return [best.kind, best.name, f"{best.tuned_us:g}", baseline, speedup, best.run, best.host, started]

@@ -54,6 +54,16 @@ def quantity(value: float | None, places: int, unit: str) -> str:
 LONGEST_FIGURE = 1e15  # page.js writes numbers from here on with an exponent too
 
 
+def finite(value: float | None) -> float | None:
+    """The value, or None for a NaN or an infinity (JSON has neither)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def plain(value: float | None) -> str:
+    """A figure as csv holds it (`12.5`, `1.90909`), empty when there is none."""
+    return "" if value is None else f"{value:g}"
+
+
 def times(value: float | None) -> str:
     """A ratio as text shows it (`1.374x`); csv and JSON hold the number."""
     return "-" if value is None else f"{value:.3f}x"

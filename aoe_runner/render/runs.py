@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from aoe_runner.common.colour import VERDICTS
 from aoe_runner.common.safe_text import visible
 from aoe_runner.common.words import size_text
-from aoe_runner.render.numbers import local_time, microseconds, times
+from aoe_runner.render.numbers import finite, local_time, microseconds, plain, times
 from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 
@@ -48,7 +48,7 @@ def run_list_json(listing: RunListing) -> str:
     lines = []
     for row in listing.rows:
         gain = listing.gain(row)
-        saved, speedup = _finite(gain.saved_us), _finite(gain.median_speedup)  # JSON has no Infinity
+        saved, speedup = finite(gain.saved_us), finite(gain.median_speedup)  # JSON has no Infinity
         fields = {**asdict(row), "status": row.status.value, "saved_us": saved, "median_speedup": speedup}
         lines.append(json.dumps(fields) + "\n")
     return "".join(lines)
@@ -69,7 +69,8 @@ def run_list_markdown(listing: RunListing) -> str:
     from aoe_runner.common.safe_text import markdown
 
     columns = _columns(listing)
-    cells = [[markdown(_cells(listing, row, text=True)[c.header]) for c in columns] for row in listing.rows]
+    rows = [_cells(listing, row, text=True) for row in listing.rows]
+    cells = [[markdown(row[c.header]) for c in columns] for row in rows]
     return tabulate(cells, headers=[c.header for c in columns], tablefmt="github", disable_numparse=True) + "\n"
 
 
@@ -77,7 +78,8 @@ def render_run_list(listing: RunListing, width: int | None = None, colour: bool 
     if not listing.rows:
         return "no runs recorded\n"
     columns = _columns(listing)
-    cells = [[visible(_cells(listing, row, text=True)[c.header]) for c in columns] for row in listing.rows]
+    rows = [_cells(listing, row, text=True) for row in listing.rows]
+    cells = [[visible(row[c.header]) for c in columns] for row in rows]
     return render_table(columns, cells, width, VERDICTS if colour else None) + "\n"
 
 
@@ -100,20 +102,10 @@ def _cells(listing: RunListing, row: RunRow, text: bool) -> dict[str, str]:
         "device": str(row.device),
         "exit": _code(row.exit_code),
         "results": str(row.result_files),
-        "saved": microseconds(saved) if text else _number(saved),
-        "speed-up": times(speedup) if text else _number(speedup),
+        "saved": microseconds(saved) if text else plain(saved),
+        "speed-up": times(speedup) if text else plain(speedup),
         "script": row.script,
     }
-
-
-def _finite(value: float | None) -> float | None:
-    import math
-
-    return value if value is not None and math.isfinite(value) else None
-
-
-def _number(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
 
 
 def render_run(manifest: RunManifest, run_dir: Path) -> str:

@@ -89,7 +89,3 @@ def vertical_line(x: float, color: str, dash: str = "dash") -> dict[str, Any]:
 def horizontal_line(y: float, color: str, dash: str = "dash") -> dict[str, Any]:
     return {"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": y, "y1": y,
             "line": {"color": color, "dash": dash, "width": 1.5}}  # fmt: skip
-
-
-def finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aoe_runner.render.html.charts import COLORS, Chart, finite, layout
+from aoe_runner.render.html.charts import COLORS, Chart, layout
 from aoe_runner.render.html.escape import HOVER_LIMIT, HOVER_TAIL, cell, label
 from aoe_runner.render.html.page import Column, Page, Table, left_out_note
+from aoe_runner.render.numbers import finite
 
 if TYPE_CHECKING:
     from aoe_runner.report.diff import BankDiff, EntryChange

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aoe_runner.render.html.charts import COLORS, Chart, finite, histogram, histogram_chart, horizontal_line, layout
+from aoe_runner.render.html.charts import COLORS, Chart, histogram, histogram_chart, horizontal_line, layout
 from aoe_runner.render.html.escape import HOVER_LIMIT, HOVER_TAIL, cell, label
 from aoe_runner.render.html.page import Column, Page, Table, left_out_note
-from aoe_runner.render.numbers import figure, quantity
+from aoe_runner.render.numbers import figure, finite, quantity
 from aoe_runner.report.summary_data import operator_label
 
 TOP_OPERATORS = 20
