@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aoe_runner.runs.index import RunFilter
+from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.store.pg_index import StoreUnavailable
 from aoe_runner.store.shared import SharedRunStore
 
@@ -22,12 +22,18 @@ class Pushed:
     refused: list[str] = field(default_factory=list)  # "RUN: why": runs the server would not take (their data)
 
 
+def unpushed(store: SharedRunStore, local: list[RunRow]) -> list[RunRow]:
+    """Those of this host's runs (`local`) that the store lacks or holds an older state of."""
+    held = store.shared.versions([row.id for row in local])
+    return [row for row in local if held.get(row.id) != (row.status.value, row.ended_at)]
+
+
 def push_local_runs(store: SharedRunStore) -> Pushed:
     local = store.local_index.rows(RunFilter())
-    held = store.shared.versions([row.id for row in local])
+    sending = {row.id for row in unpushed(store, local)}
     pushed = Pushed()
     for row in reversed(local):  # oldest first
-        if held.get(row.id) == (row.status.value, row.ended_at):
+        if row.id not in sending:
             pushed.already += 1
             continue
         found = store.local_record(row.id)

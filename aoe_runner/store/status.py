@@ -33,6 +33,7 @@ def store_status(home: Path, choice: StoreChoice) -> StoreStatus:
     """The status of the store `choice` names; a shared store that cannot be reached says why."""
     if choice.url is None:
         return StoreStatus(choice.shown, choice.source, str(home), len(RunStore(home).list(RunFilter())))
+    from aoe_runner.store.push import unpushed
     from aoe_runner.store.shared import SharedRunStore
 
     store = SharedRunStore(home, choice)
@@ -40,10 +41,9 @@ def store_status(home: Path, choice: StoreChoice) -> StoreStatus:
     status = StoreStatus(choice.shown, choice.source, str(home), len(own))
     try:
         ((runs, hosts),) = store.shared.query("SELECT count(*), count(DISTINCT host) FROM runs", [])
-        held = store.shared.versions([row.id for row in own])
+        pending = unpushed(store, own)
     except StoreUnavailable as error:
         return replace(status, reachable=False, problem=error.message)
     finally:
         store.shared.close()
-    not_pushed = sum(held.get(row.id) != (row.status.value, row.ended_at) for row in own)
-    return replace(status, reachable=True, runs=runs, hosts=hosts, not_pushed=not_pushed)
+    return replace(status, reachable=True, runs=runs, hosts=hosts, not_pushed=len(pending))
