@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aoe_runner.runs.index import RunFilter
-from aoe_runner.runs.outcomes import TUNE, recorded_results
+from aoe_runner.runs.outcomes import TUNE, read_results
 
 if TYPE_CHECKING:
     from aoe_runner.runs.history import RunStore
@@ -34,22 +34,16 @@ class Best:
 
 def local_best(store: RunStore, soc: str | None, script: str | None) -> list[Best]:
     """The fastest result of each operator and subgraph among this host's finished tuning runs."""
-    from aoe_runner.report.api import FROM_ENVIRONMENT
-
     fastest: dict[tuple[str, str], Best] = {}
     for row in store.list(RunFilter(script=script, soc=soc, kind=TUNE)):  # newest first: a tie keeps the newer run
-        manifest = store.load_or_warn(row.id) if row.result_files else None
-        if manifest is None:
+        read = read_results(store, row, "left out of the best results") if row.result_files else None
+        if read is None:
             continue
-        problems: list[str] = []
-        results = recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT, problems)
-        for problem in problems:
-            store.warn(f"{problem} (left out of the best results)")
-        for result in results:
+        for result in read[0]:
             held = fastest.get((result.kind, result.name))
             if result.tuned_us is None or (held is not None and held.tuned_us <= result.tuned_us):
                 continue
-            host = row.host or manifest.fingerprint.hostname
+            host = row.host or ""  # the index holds the hostname of every run it lists
             fastest[(result.kind, result.name)] = Best(
                 result.kind, result.name, result.tuned_us, result.baseline_us, result.speedup, row.id, host,
                 row.started_at, row.cann_version,

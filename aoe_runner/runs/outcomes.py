@@ -103,6 +103,22 @@ class Records(Protocol):
     def run_dir(self, run_id: str) -> Path: ...
 
 
+def read_results(store: Records, row: RunRow, left_out: str) -> tuple[list[OperatorResult], bool] | None:
+    """A recorded run's results as report reads them (its cache spares reading a file twice), and whether every
+    result file was read; a file that is gone or unreadable is warned about, the warning ending in `left_out`. None
+    when the run's manifest cannot be read (a warning said so)."""
+    manifest = store.load_or_warn(row.id)
+    if manifest is None:
+        return None
+    from aoe_runner.report.api import FROM_ENVIRONMENT  # only to read: a listing of kept gains never loads it
+
+    problems: list[str] = []
+    results = recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT, problems)
+    for problem in problems:
+        store.warn(f"{problem} ({left_out})")
+    return results, not problems
+
+
 class GainsKept(Protocol):
     """Where measured gains are kept between listings (runs.index.RunIndex)."""
 
@@ -131,17 +147,12 @@ def local_gains(store: Records, rows: Iterable[RunRow], kept: GainsKept | None =
     for row in rows:
         if row.id in gains:
             continue
-        manifest = store.load_or_warn(row.id)
-        if manifest is None:
+        read = read_results(store, row, "its figures leave it out")
+        if read is None:
             continue
-        from aoe_runner.report.api import FROM_ENVIRONMENT  # only to measure: a listing of kept gains never loads it
-
-        problems: list[str] = []
-        results = recorded_results(manifest, store.run_dir(row.id), FROM_ENVIRONMENT, problems)
+        results, whole = read
         gain = gains[row.id] = RunGain.of(results)
-        for problem in problems:
-            store.warn(f"{problem} (its figures leave it out)")
-        if row.status.ended and row.ended_at is not None and not problems:  # a file that comes back is read then
+        if row.status.ended and row.ended_at is not None and whole:  # a file that comes back is read then
             measured[row.id] = (row.ended_at, gain.saved_us, gain.median_speedup)
     if kept is not None:
         kept.keep_gains(measured)
