@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +36,8 @@ def run_guarded(dispatch: Callable[[], int], argv: Sequence[str], terminal: Term
 
 def write_crash_log(error: BaseException, argv: Sequence[str]) -> Path | None:
     """The log written under the home, else in the temporary directory; None when neither can be written."""
+    import tempfile  # only a crash needs it: kept out of every command's start-up
+
     from aoe_runner.store.secrets import scrub
 
     text = scrub(_crash_report(error, argv))

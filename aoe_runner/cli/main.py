@@ -22,7 +22,6 @@ from aoe_runner.cli.terminal import INVOKED, terminal
 from aoe_runner.common import colour
 from aoe_runner.common.terminal import output_failure
 from aoe_runner.errors import AoeRunnerError, ExitCode, UsageError
-from aoe_runner.store.config import choose_store
 
 __all__ = ["main", "run"]  # and `app`, the whole command tree, read through __getattr__
 
@@ -47,7 +46,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     colour.choose("auto")  # --color and -q are this command's: an earlier command in the same process chose for itself
     terminal.quiet = False
     terminal.verbose = False
-    choose_store(None)
+    if "aoe_runner.store.config" in sys.modules:  # forget an earlier command's --store; a first command has none
+        sys.modules["aoe_runner.store.config"].choose_store(None)
     if os.environ.get(completion.COMPLETE_VARIABLE):
         completion.prepare_completion()
         command = typer.main.get_command(whole_application())  # completion lists every command

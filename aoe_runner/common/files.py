@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import stat
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,6 +36,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | bytes | Pieces) 
 
 
 def _write_then_rename(target: Path, data: bytes | Pieces, replaced: os.stat_result | None) -> None:
+    import tempfile  # here: a command that writes nothing (a report from its cache) starts without it
+
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as handle:

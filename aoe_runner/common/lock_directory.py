@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import pwd
 import stat
-import tempfile
 from pathlib import Path
 
 from aoe_runner.common.regular_files import mode_kind
@@ -23,7 +22,11 @@ class LockUnusable(InputError):
 
 
 def lock_dir() -> Path:
-    return Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "aoe-runner-locks")
+    if os.environ.get(LOCK_DIR_ENV):
+        return Path(os.environ[LOCK_DIR_ENV])
+    import tempfile  # here: only the default place needs it
+
+    return Path(tempfile.gettempdir()) / "aoe-runner-locks"
 
 
 def user_name(uid: int) -> str:

@@ -29,11 +29,9 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
-import random
+import platform
 import re
-import socket
 import stat
 import struct
 import time
@@ -71,6 +69,8 @@ class LockHolder:
 
     def to_json(self) -> bytes:
         """ASCII JSON (a name's lone surrogate is escaped), the command cut to fit what a reader reads (64 KiB)."""
+        import json  # here, as in from_json: checking a lock that nobody holds reads no JSON
+
         fields = asdict(self)
         if len(self.command) > _COMMAND_LIMIT:
             fields["command"] = self.command[:_COMMAND_LIMIT] + "..."
@@ -79,6 +79,8 @@ class LockHolder:
     @classmethod
     def from_json(cls, data: bytes) -> LockHolder | None:
         """The holder a lock file names; None for anything else (the file may be another user's, or half-written)."""
+        import json
+
         try:
             fields = json.loads(data)
         except (ValueError, RecursionError):  # RecursionError: `[` nested thousands deep
@@ -94,7 +96,7 @@ class LockHolder:
     def here(cls, command: str) -> LockHolder:
         """This process, started now, doing command."""
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        return cls(user=user_name(os.geteuid()), pid=os.getpid(), host=socket.gethostname(), started_at=started, command=command)
+        return cls(user=user_name(os.geteuid()), pid=os.getpid(), host=platform.node(), started_at=started, command=command)
 
 
 def run_command(command: str, script: str, arguments: Sequence[str], label: str) -> str:
@@ -146,6 +148,8 @@ class SharedLock:
                     return self
                 if other is not None:
                     raise self.busy(other)
+                import random
+
                 time.sleep(random.uniform(0.002, 0.02))
             raise self.busy(None)
         finally:

@@ -83,11 +83,9 @@ def parse_percent(text: str, option: str) -> float:
     """`2%` or `2.5 %`: a percentage from 0 to 1000, both included; `0` alone is 0% too."""
     cleaned = text.strip()
     number = cleaned.removesuffix("%").strip()
-    from decimal import Decimal, InvalidOperation
-
     try:
-        value = float(Decimal(number))
-    except (InvalidOperation, ValueError):  # ValueError: a signalling NaN
+        value = float(number)
+    except ValueError:
         raise UsageError(f"{option}: {text!r} is not a percentage (for example 2%)") from None
     if not cleaned.endswith("%") and value != 0 and math.isfinite(value):
         raise UsageError(f"{option}: {text!r} has no unit: write a percentage with % (for example {number}%)")

@@ -8,7 +8,6 @@ Layouts (AOE.md §5): up to CANN 8.3 `<root>/ascend-toolkit/{set_env.sh, latest 
 
 from __future__ import annotations
 
-import configparser
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -219,6 +218,8 @@ def _matches(base: Path, rel: str) -> list[Path]:
 
 def read_aoe_ini(path: Path) -> IniValues:
     """WORK_PATH, TUNING_PARALLEL_NUM and RUN_LOOP from an aoe.ini, `[COMMON]` first, with or without a section."""
+    import configparser  # here: a host without an aoe.ini starts without it
+
     parser = configparser.ConfigParser(
         comment_prefixes=("#", ";"), inline_comment_prefixes=("#", ";"), strict=False, interpolation=None
     )
@@ -241,8 +242,10 @@ def read_aoe_ini(path: Path) -> IniValues:
     return IniValues(tuning_parallel_num=value("TUNING_PARALLEL_NUM"), run_loop=value("RUN_LOOP"), work_path=value("WORK_PATH"))
 
 
-def _ini_problem(error: configparser.Error, text: str, shifted: bool) -> str:
+def _ini_problem(error: Exception, text: str, shifted: bool) -> str:
     """What is wrong with an aoe.ini, in our words: configparser's name for its input ('<string>') means nothing here."""
+    import configparser
+
     if isinstance(error, configparser.ParsingError) and error.errors:
         number = error.errors[0][0] - (1 if shifted else 0)
         lines = text.splitlines()

@@ -11,14 +11,11 @@ import os
 import platform
 import re
 import shutil
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
-
-import psutil
 
 from aoe_runner.common.devlock import LockHolder, current_holder
 from aoe_runner.common.home import HOME_VARIABLE, runner_home
@@ -141,12 +138,12 @@ def gather_facts(
     sources: dict[str, str] = {
         "logical_cpus": "os.cpu_count()",
         "affinity_cpus": "os.sched_getaffinity(0)",
-        "available_memory_bytes": "psutil.virtual_memory().available",
         "disks": "shutil.disk_usage() of the nearest existing directory",
         "device_lock_holder": "aoe-runner's device lock file",
         "paths": "os.access() as this user",
         "history": "a listing of the aoe-runner home and the bank (sizes only, nothing read)",
     }
+    available_memory, sources["available_memory_bytes"] = _available_memory()
     roots = [Path("/usr/local/Ascend"), home / "Ascend"]
     cann = cann_environment(env, roots)
     npus, table = _npus(env)
@@ -155,14 +152,14 @@ def gather_facts(
     sources["aoe_ini"] = "--aoe-ini" if aoe_ini else "the install's aoe.ini, then the documented locations"
     return HostFacts(
         gathered_at=datetime.now(timezone.utc),
-        hostname=socket.gethostname(),
+        hostname=platform.node(),  # uname's nodename, what socket.gethostname() returns
         user=_user(),
         python=platform.python_version(),
         home=str(home),
         working_directory=str(cwd),
         logical_cpus=os.cpu_count() or 1,
         affinity_cpus=_affinity(),
-        available_memory_bytes=psutil.virtual_memory().available,
+        available_memory_bytes=available_memory,
         disks=_disks(env, home, cwd, soc_name),
         environment={name: env[name] for name in _RELEVANT if name in env},
         cann=cann,
@@ -178,6 +175,24 @@ def gather_facts(
 
 
 _RELEVANT = AOE_VARIABLES + CANN_VARIABLES + PROFILING_VARIABLES + MULTI_DEVICE_VARIABLES + MEMORY_VARIABLES
+
+
+def _available_memory() -> tuple[int, str]:
+    """Memory available to start new work without swapping, and where the figure came from: the kernel's own
+    estimate, MemAvailable in /proc/meminfo, which is what psutil reports on Linux, read without importing psutil
+    (a fifth of preflight's start-up); psutil on a host without it (another OS, a kernel before 3.14)."""
+    try:
+        with open("/proc/meminfo", "rb") as meminfo:
+            for line in meminfo:
+                if line.startswith(b"MemAvailable:"):
+                    number, unit = line.split()[1:3]
+                    if unit == b"kB":
+                        return int(number) * 1024, "MemAvailable in /proc/meminfo"
+    except (OSError, ValueError):
+        pass
+    import psutil
+
+    return psutil.virtual_memory().available, "psutil.virtual_memory().available"
 
 
 def _user() -> str:

@@ -7,7 +7,6 @@ content once). Both are measured by listing, never by reading files.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +39,7 @@ class HistoryUse:
 def measure_history(runner_home: Path, bank: Path | None, user_home: Path, count_held: bool = True) -> HistoryUse:
     held = sum(_tree_size(runner_home / part) for part in _STORE_PARTS) if count_held else None
     bank_bytes = _tree_size(bank) if bank is not None and bank.is_dir() else None
-    stored = _stored_bytes(runner_home, bank) if bank is not None else 0
+    stored = _stored_bytes(runner_home, bank) if bank is not None and bank_bytes else 0  # no bank: nothing to add
     new_blobs = max(0, (bank_bytes or 0) - stored)
     where = _nearest_existing(runner_home)
     return HistoryUse(
@@ -55,6 +54,8 @@ def measure_history(runner_home: Path, bank: Path | None, user_home: Path, count
 
 def _stored_bytes(runner_home: Path, bank: Path) -> int:
     """The size of the bank as its newest inventory stored it (0 when it was never inventoried)."""
+    import json  # here: a host without a bank reads no inventory
+
     try:
         return int(json.loads(bank_pointer(runner_home, bank).read_text()).get("bytes", 0))
     except (OSError, ValueError, TypeError, AttributeError):

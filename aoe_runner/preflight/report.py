@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aoe_runner.common.files import write_output
-from aoe_runner.common.jsontext import dump_json, first_problem, load_json
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.common.regular_files import path_kind, read_with_status
 from aoe_runner.errors import ExitCode, InputError
@@ -43,6 +42,8 @@ def load_facts(path: Path) -> HostFacts:
     """Facts saved by `--save-facts` on this or another host."""
     from pydantic import ValidationError
 
+    from aoe_runner.common.jsontext import first_problem, load_json
+
     try:
         return load_json(HostFacts, read_with_status(str(path))[0])  # a FIFO is refused, not waited on
     except ValidationError as error:
@@ -65,6 +66,8 @@ def refuse_unreadable_ini(path: Path) -> None:
 
 
 def write_facts(facts: HostFacts, path: str | os.PathLike[str]) -> None:
+    from aoe_runner.common.jsontext import dump_json  # here: json and msgspec load only when facts are written
+
     write_output(path, dump_json(facts))
 
 

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 
 
 def decimals(value: float) -> int:
     """Digits after the point in the shortest text of value: 310.4 -> 1, 251.77 -> 2, 142.0 -> 0."""
-    exponent = Decimal(repr(value)).normalize().as_tuple().exponent
-    return max(-exponent, 0) if isinstance(exponent, int) else 0
+    return max(-_shortest(value)[1], 0)
 
 
 def significant(value: float) -> int:
     """Significant digits in the shortest text of value: 310.4 -> 4, 0.05 -> 1, 142.0 -> 3."""
-    digits = Decimal(repr(value)).normalize().as_tuple().digits
-    return max(len(digits), 1)
+    return max(len(_shortest(value)[0]), 1)
+
+
+def _shortest(value: float) -> tuple[str, int]:
+    """The digits of repr(value) without leading or trailing zeros, and the power of ten of the last one:
+    310.4 -> ("3104", -1), 1.5e-07 -> ("15", -8), 1200.0 -> ("12", 2); 0, inf and nan -> ("", 0)."""
+    if value == 0 or not math.isfinite(value):
+        return "", 0
+    mantissa, _, power = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    kept = digits.rstrip("0")
+    return kept, int(power or 0) - len(fraction) + len(digits) - len(kept)
 
 
 def difference(result: float | None, *inputs: float | None) -> float | None:

@@ -6,39 +6,49 @@
 from __future__ import annotations
 
 import re
-from functools import cache
 
 GAP = 2  # between columns, as tabulate's "simple" and "plain" styles
 _NARROWEST = 8  # a wrapped line's later lines keep at least this many columns
 PIECES = re.compile(r"[^/\\ ]*(?:[/\\]+| +|$)")  # a path segment with its separator, or a word with its spaces
 
 
-# Printable ASCII and Latin-1, and the few other characters aoe-runner writes (… Δ × ≤ ≥ →): one column each
-_ONE_COLUMN = "[ -~\u00a0-\u00ff\u0394\u03bc\u2026\u2192\u2264\u2265]"
-# CJK ideographs (and extension A), Hangul syllables, fullwidth forms: two columns each, as wcwidth says of every one
-# of them (tests/render/test_width.py checks each code point)
-_TWO_COLUMNS = "[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60]"
-
-
-@cache
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The characters text_width knows, and those of them that take two columns: compiled when text that is not
-    ASCII is first measured (their character sets cost 5 ms to compile)."""
-    return re.compile(f"(?:{_ONE_COLUMN}|{_TWO_COLUMNS})*"), re.compile(_TWO_COLUMNS)
+_OTHER_ONE_COLUMN = frozenset("\u0394\u03bc\u2026\u2192\u2264\u2265")  # Δ μ … → ≤ ≥: written by aoe-runner
 
 
 def text_width(text: str) -> int:
-    """Columns on a terminal: a CJK character takes two. Text of _KNOWN characters, most of what is shown (Chinese
-    names included), is measured without importing wcwidth (30 ms of start-up); wcwidth measures the rest."""
+    """Columns on a terminal: a CJK character takes two. Text of characters _known_width knows, most of what is
+    shown (Chinese names included), is measured without importing wcwidth (30 ms of start-up); wcwidth measures the
+    rest."""
     if text.isascii() and text.isprintable():
         return len(text)
-    known, wide = _patterns()
-    if known.fullmatch(text):
-        return len(text) + len(wide.findall(text))
+    known = _known_width(text)
+    if known is not None:
+        return known
     from wcwidth import wcswidth
 
     measured = wcswidth(text)
     return measured if measured >= 0 else len(text)
+
+
+def _known_width(text: str) -> int | None:
+    """Printable ASCII and Latin-1 and the symbols aoe-runner writes take one column; CJK ideographs (and extension
+    A), Hangul syllables and fullwidth forms two, as wcwidth says of every one of them (tests/render/test_width.py
+    checks each code point); None for text holding any other character. Comparisons, not a regular expression:
+    compiling these character ranges costs 20 M instructions, more than a report's own work."""
+    columns = 0
+    for char in text:
+        if " " <= char <= "~" or "\xa0" <= char <= "\xff" or char in _OTHER_ONE_COLUMN:
+            columns += 1
+        elif (
+            "\u4e00" <= char <= "\u9fff"
+            or "\u3400" <= char <= "\u4dbf"
+            or "\uac00" <= char <= "\ud7a3"
+            or "\uff01" <= char <= "\uff60"
+        ):
+            columns += 2
+        else:
+            return None
+    return columns
 
 
 def wrap(text: str, width: int | None, pieces: re.Pattern[str] = PIECES) -> list[str]:

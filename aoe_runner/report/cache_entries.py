@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -114,6 +113,8 @@ def write_entry(path: Path, make_entry: Callable[[], Any]) -> int:
         data = entry if isinstance(entry, bytes) else ENCODER.encode(entry)
     except UNWRITABLE:
         return 0
+    import tempfile  # here: a report its cache answers writes nothing, and starts without it
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=WRITING)

@@ -112,7 +112,7 @@ HEAVY = {"pydantic", "tabulate", "jsonschema", "msgspec", "wcwidth", "psycopg", 
     ("argv", "module", "needs"),
     [
         (["report", "sample_results/training_opat"], "report", {"msgspec"}),  # plain training files: no models
-        (["preflight"], "preflight", {"psutil"}),
+        (["preflight"], "preflight", set()),  # memory from /proc/meminfo, not psutil
         (["runs", "list"], "runs", set()),
         (["validate", "sample_results"], "validate", {"jsonschema", "msgspec"}),
     ],

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import psutil
 import pytest
 
 from aoe_runner.common.devlock import DeviceBusy, DeviceLock, LockHolder, current_holder
@@ -37,6 +39,10 @@ def test_the_real_host_is_measured(tmp_path: Path) -> None:
     assert facts.logical_cpus == os.cpu_count()
     assert facts.affinity_cpus == len(os.sched_getaffinity(0))
     assert 0 < facts.available_memory_bytes
+    # the kernel's MemAvailable, read by preflight itself, is what psutil reports (less what changed in between)
+    assert facts.sources["available_memory_bytes"] == "MemAvailable in /proc/meminfo"
+    assert abs(facts.available_memory_bytes - psutil.virtual_memory().available) < 256 * 2**20
+    assert facts.hostname == socket.gethostname()
     home = facts.disk("home")
     assert home is not None and home.free_bytes and home.measured_at == str(tmp_path)
     assert facts.cann.set_env_scripts == [] and facts.cann.toolkit_home is None

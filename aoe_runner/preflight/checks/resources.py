@@ -86,13 +86,15 @@ def check_memory(facts: HostFacts, plan: Plan) -> CheckResult:
             fix="fix TUNING_PARALLEL_NUM first",
         )
     needed = plan.model_memory_bytes * tpn.value
+    # facts saved before preflight read /proc/meminfo itself do not say: psutil measured them
+    measured_by = facts.sources.get("available_memory_bytes", "psutil.virtual_memory().available")
     ok = available >= needed
     return CheckResult(
         **base,
         status=Status.PASS if ok else Status.FAIL,
         required=f">= {size_text(needed)}",
         formula=f"{size_text(available)} >= model memory {size_text(plan.model_memory_bytes)} x TUNING_PARALLEL_NUM {tpn.value}",
-        sources=["psutil.virtual_memory().available", "--model-memory", tpn.origin],
+        sources=[measured_by, "--model-memory", tpn.origin],
         fix=None
         if ok
         else f"lower TUNING_PARALLEL_NUM in aoe.ini to {max(available // plan.model_memory_bytes, 1)} or free memory",
