@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from installs import compiled_tree
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -69,7 +71,7 @@ def measure(rounds: int) -> Figures:
     figures.entries = corpus.entries
     with tempfile.TemporaryDirectory(prefix="aoe-bench-second-") as scratch_name:
         scratch = Path(scratch_name)
-        tree = report_bench.build_compiled(scratch)
+        tree = compiled_tree(scratch)
         if tree is None:
             raise SystemExit("this benchmark needs the compiled variant (mypy and a C compiler)")
         command = [sys.executable, "-c", report_bench.COMPILED_LAUNCHER, str(tree), "report"]

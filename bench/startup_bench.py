@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from installs import Install, regular_install
 from report_bench import ROOT, Timing, interleaved, run
 
 ROUNDS = 9
@@ -35,6 +36,7 @@ class StartupFigures:
     report_rss: int  # peak RSS of `report sample_results/`, bytes
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
+    install: Install
 
     def ratio(self, name: str) -> float:
         return self.instructions[name] / self.instructions["python -c pass"]
@@ -44,8 +46,8 @@ def measure(rounds: int = ROUNDS) -> StartupFigures:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="aoe-bench-install-") as scratch_name:
         scratch = Path(scratch_name)
-        python = _regular_install(scratch / "venv")
-        runner = [str(python.parent / "aoe-runner")]
+        install = regular_install(scratch / "venv")
+        python, runner = install.python, install.runner
         home = {**os.environ, "AOE_RUNNER_HOME": str(scratch / "home"), "AOE_RUNNER_LOCK_DIR": str(scratch / "locks")}
         samples = str(ROOT / "sample_results")
         subprocess.run([*runner, "report", samples], env=home, capture_output=True, check=False)  # the cache it leaves
@@ -68,7 +70,7 @@ def measure(rounds: int = ROUNDS) -> StartupFigures:
             instructions = {label: _instructions(command, env) for label, (command, env) in {**commands, **helps}.items()}
         versions = _versions(python)
         report_rss = run([*runner, "report", samples], env=home, rss=True)[2]
-    return StartupFigures(timings, instructions, versions, report_rss, load_before, os.getloadavg())
+    return StartupFigures(timings, instructions, versions, report_rss, load_before, os.getloadavg(), install)
 
 
 def _hanging_npu_smi_env(directory: Path, base: dict[str, str]) -> dict[str, str]:
@@ -77,15 +79,6 @@ def _hanging_npu_smi_env(directory: Path, base: dict[str, str]) -> dict[str, str
     script.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(600)\n")
     script.chmod(0o755)
     return {**base, "PATH": f"{directory}{os.pathsep}{base.get('PATH', '')}"}
-
-
-def _regular_install(venv: Path) -> Path:
-    print(f"start-up: pip install {ROOT} into a scratch venv", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)]
-    subprocess.run(pip, check=True, capture_output=True)
-    return python
 
 
 def _instructions(command: list[str], env: dict[str, str]) -> int:
@@ -145,7 +138,9 @@ def render(f: StartupFigures) -> str:
             "",
             f"Peak RSS of `aoe-runner report sample_results/`: {f.report_rss / 2**20:.0f} MiB.",
             "",
-            "Installed: " + ", ".join(f"{name} {version}" for name, version in f.versions.items()) + ".",
+            f"Installed ({f.install.variant}, in {f.install.seconds:.0f} s): "
+            + ", ".join(f"{name} {version}" for name, version in f.versions.items())
+            + ".",
         ]
     )
 

@@ -104,7 +104,9 @@ def __getattr__(name: str) -> AoeTyper:
 
 def _version(value: bool) -> None:
     if value:
-        terminal.result(f"aoe-runner {__version__}\n")
+        from aoe_runner.common.build_variant import variant
+
+        terminal.result(f"aoe-runner {__version__} ({variant()})\n")
         raise typer.Exit(ExitCode.OK)
 
 

@@ -57,9 +57,11 @@ def _crash_report(error: BaseException, argv: Sequence[str]) -> str:
     import platform  # only a crash needs these: kept out of every command's start-up
     import traceback
 
+    from aoe_runner.common.build_variant import variant
+
     lines = [
         "### aoe-runner crash report",
-        f"aoe-runner {__version__}",
+        f"aoe-runner {__version__} ({variant()})",
         f"python {sys.version.split()[0]} ({sys.executable})",
         f"platform {platform.platform()}",
         *(f"{name} {_version_of(name)}" for name in _REPORTED_PACKAGES),

@@ -24,7 +24,7 @@ def recorded(tmp_path: Path) -> Home:
 @pytest.mark.parametrize("flag", ["-V", "--version"])
 def test_the_version_has_the_short_flag_every_tool_has(cli, flag: str) -> None:  # type: ignore[no-untyped-def]
     result = cli(flag)
-    assert (result.code, result.out) == (0, f"aoe-runner {__version__}\n")
+    assert (result.code, result.out) == (0, f"aoe-runner {__version__} (plain Python)\n")  # the editable install
 
 
 def test_runs_show_alone_shows_the_latest_run(recorded: Home) -> None:

@@ -1,5 +1,5 @@
-"""The compiled variant (setup.py with AOE_RUNNER_MYPYC=1) builds, loads its compiled modules and writes what plain
-Python writes, byte for byte. The benchmark's figures for it mean nothing otherwise, and mypyc can refuse code
+"""The compiled variant (the default wheel, built by build_backend/ with mypyc) builds, loads its compiled modules,
+says so in --version and writes what plain Python writes, byte for byte. The benchmark's figures for it mean nothing otherwise, and mypyc can refuse code
 that plain Python runs (mypyc 2.4 stops with an internal error on reversed(list[Any])).
 
 Without mypyc (the `test` extra installs mypy) or a C compiler the tests are skipped, except in CI (CI=true).
@@ -16,20 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from aoe_runner.common.build_variant import HOT_MODULES
 from tests.conftest import ROOT, SAMPLES
 
 sys.path.insert(0, str(ROOT / "bench"))
 from generate_corpus import write_corpus  # noqa: E402
-from report_bench import COMPILED_LAUNCHER, build_compiled  # noqa: E402
+from installs import compiled_tree as build_compiled_tree  # noqa: E402
+from report_bench import COMPILED_LAUNCHER  # noqa: E402
 
 pytestmark = pytest.mark.slow  # builds the package with mypyc and a C compiler
 
-HOT_MODULES = (
-    "aoe_runner.report.entries",
-    "aoe_runner.report.merge",
-    "aoe_runner.report.summary_data",
-    "aoe_runner.results.parsed",
-)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +35,7 @@ def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{why}; in CI this is a failure, not a skip")
         pytest.skip(why)
-    tree = build_compiled(tmp_path_factory.mktemp("compiled"))
+    tree = build_compiled_tree(tmp_path_factory.mktemp("compiled"))
     assert tree is not None, "mypyc could not compile the hot modules (its last line is printed above)"
     return tree
 
@@ -56,6 +52,8 @@ def test_the_hot_modules_load_compiled(compiled_tree: Path, tmp_path: Path) -> N
     files = shown.stdout.decode().split()
     assert shown.returncode == 0 and len(files) == len(HOT_MODULES), shown.stderr.decode()
     assert all(file.endswith(".so") and file.startswith(str(compiled_tree)) for file in files), files
+    shown = _run([sys.executable, "-c", COMPILED_LAUNCHER, str(compiled_tree), "--version"], tmp_path)
+    assert shown.stdout.decode().endswith("(compiled with mypyc)\n"), shown
 
 
 @pytest.mark.parametrize("cache", ["off", "on"])
