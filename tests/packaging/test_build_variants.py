@@ -33,7 +33,11 @@ def _version_of(wheel: Path, tmp_path: Path) -> str:
     with zipfile.ZipFile(wheel) as unpacked:
         unpacked.extractall(tree)
     shown = subprocess.run(
-        [sys.executable, "-c", COMPILED_LAUNCHER, str(tree), "--version"], capture_output=True, text=True, cwd=tmp_path, check=False
+        [sys.executable, "-c", COMPILED_LAUNCHER, str(tree), "--version"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
     )
     assert shown.returncode == 0, shown.stderr
     return shown.stdout.strip()

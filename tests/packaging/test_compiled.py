@@ -27,7 +27,6 @@ from report_bench import COMPILED_LAUNCHER  # noqa: E402
 pytestmark = pytest.mark.slow  # builds the package with mypyc and a C compiler
 
 
-
 @pytest.fixture(scope="module")
 def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if importlib.util.find_spec("mypyc") is None or shutil.which("cc") is None:
