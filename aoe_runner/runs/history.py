@@ -65,7 +65,7 @@ class RunStore:
         self.db_path = home / "runs.db"
         self.warnings: list[str] = []
         self._warn_to = warn
-        self.index: Index = RunIndex(self.db_path, self._readable_manifests, self.warn)
+        self.index: Index = RunIndex(self.db_path, self._readable_manifests, self.warn, self.runs_dir)
         self._unindexed_checked = False
         self.blob_root = home  # where bank contents and inventories are kept
 

@@ -12,12 +12,15 @@ import math
 import os
 import secrets
 import sqlite3
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from aoe_runner.common.regular_files import mode_kind
+from aoe_runner.runs.row_checks import damage
 from aoe_runner.runs.status import RunStatus
 
 if TYPE_CHECKING:
@@ -115,8 +118,9 @@ class Index(Protocol):
 
 
 class RunIndex:
-    def __init__(self, path: Path, manifests: ManifestSource, warn: Callable[[str], None]) -> None:
+    def __init__(self, path: Path, manifests: ManifestSource, warn: Callable[[str], None], runs_dir: Path | None = None) -> None:
         self.path = path
+        self.runs_dir = runs_dir  # where each row's manifest must be (None: not checked)
         self._manifests = manifests  # every readable manifest on disk, for a rebuild
         self._warn = warn
         self._checked = False  # the file's pages were checked once (quick_check reads them all)
@@ -145,12 +149,21 @@ class RunIndex:
                 _upsert(db, manifest)
 
     def rows(self, where: RunFilter) -> list[RunRow]:
+        """The matching runs, newest first. A row no manifest wrote (edited by hand, or whose run directory was
+        removed by hand) makes the index be rebuilt from the manifests, with a warning; where it cannot be (a
+        read-only index), such rows are left out."""
         clauses, values = _where(where)
         query = f"SELECT {_COLUMNS} FROM runs {clauses} ORDER BY started_at DESC, id DESC"
         if where.limit is not None:
             query += f" LIMIT {int(where.limit)}"
         with self.connect() as db:
-            return [_row(found) for found in db.execute(query, values)]
+            found = [dict(zip(_COLUMN_NAMES, row, strict=True)) for row in db.execute(query, values)]
+        problems = [problem for fields in found if (problem := damage(fields, self.runs_dir)) is not None]
+        if problems:
+            self._rebuild(problems[0], len(problems))
+            with self.connect() as db:
+                found = [dict(zip(_COLUMN_NAMES, row, strict=True)) for row in db.execute(query, values)]
+        return [_row(tuple(fields.values())) for fields in found if damage(fields, self.runs_dir) is None]
 
     def all_ids(self) -> set[str]:
         with self.connect() as db:
@@ -204,6 +217,9 @@ class RunIndex:
     # -- opening and repairing ------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
+        special = self._special_file()
+        if special is not None:  # SQLite would wait forever on a FIFO: never opened, set aside like any non-database
+            return self._replace_broken(sqlite3.DatabaseError(special))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             return self._open_file()
@@ -213,6 +229,17 @@ class RunIndex:
             return self._replace_broken(error)
         except OSError:
             return self._open_read_only()
+
+    def _special_file(self) -> str | None:
+        """What makes runs.db, or the journal files SQLite opens beside it, something other than a file, if anything."""
+        for path in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:  # missing (SQLite creates it), or a symlink loop, which SQLite refuses at once
+                continue
+            if not stat.S_ISREG(mode):
+                return f"{path.name} is {mode_kind(mode)}, not a file"
+        return None
 
     def _open_file(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30)
@@ -261,6 +288,18 @@ class RunIndex:
         db.executescript(_SCHEMA)
         self._reindex(db)
         return db
+
+    def _rebuild(self, problem: str, count: int) -> None:
+        more = f" (and {count - 1} more)" if count > 1 else ""
+        try:
+            with self.connect() as db:
+                db.execute("DELETE FROM runs")
+                for manifest in self._manifests():
+                    _upsert(db, manifest)
+        except sqlite3.Error as error:
+            self._warn(f"{self.path}: {problem}{more}: left out; the index could not be rebuilt ({error})")
+            return
+        self._warn(f"{self.path}: {problem}{more}: rebuilt the index from the manifests")
 
     def _reindex(self, db: sqlite3.Connection) -> None:
         with db:
