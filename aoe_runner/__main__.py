@@ -1,7 +1,9 @@
 """Entry point for `python -m aoe_runner` and the `aoe-runner` command.
 
-main() imports the CLI inside a KeyboardInterrupt guard: Ctrl-C while the modules load, before the crash boundary
-(aoe_runner.cli.crashlog) is in place, is exit 130 with one line, never a traceback.
+main() first makes SIGTERM and SIGHUP act as Ctrl-C does, then imports the CLI inside a KeyboardInterrupt guard:
+any of the three while the modules load, before the crash boundary (aoe_runner.cli.crashlog) is in place, is exit
+130 with one line, never a traceback. Only a signal that comes before main() runs (the interpreter starting, about
+10 ms) ends the process as the signal's default does.
 
 At exit, the interpreter's last garbage collections would walk every object the loaded modules made only to free
 memory that exiting returns anyway. main() has the
@@ -25,16 +27,38 @@ INTERRUPTED = 130  # aoe_runner.errors.ExitCode.INTERRUPTED, not imported so tha
 def main() -> int:
     atexit.register(gc.freeze)  # handlers run last-registered first: this one after those registered later
     sys.unraisablehook = _interrupt_again
+    stop = CtrlC()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the parent ignores Ctrl-C (nohup)
-        signal.signal(signal.SIGINT, CtrlC())
+        signal.signal(signal.SIGINT, stop)
+    for number in (signal.SIGTERM, signal.SIGHUP):  # they act as Ctrl-C does from here on (exit 130), unless ignored
+        if signal.getsignal(number) is signal.SIG_DFL:
+            signal.signal(number, stop)
+    started = False
     try:
         from aoe_runner.cli.main import main as cli_main
         from aoe_runner.common import exiting
-    except KeyboardInterrupt:
-        sys.stderr.write("error: interrupted\n")
-        return INTERRUPTED
-    exiting.run_as_program()
-    return cli_main()
+
+        exiting.run_as_program()
+        started = True
+        code = cli_main()  # its crash boundary says "interrupted" for a signal while the command runs
+    except KeyboardInterrupt:  # while the modules load, or raised again (_interrupt_again) as the command returns
+        if not started:
+            sys.stderr.write("error: interrupted\n")
+        code = INTERRUPTED
+    finally:
+        sys.setprofile(None)  # a re-raise still pending is spent: the exit code already says interrupted
+    if stop.received:
+        _end(code)
+    return code
+
+
+def _end(code: int) -> None:
+    """Exit now with `code`. CPython 3.11 marks a KeyboardInterrupt raised in code that exec() ran from a string (a
+    dataclass being defined while a module loads) as unhandled even once it is caught, and would end the process by
+    SIGINT after the exit code was decided: 130 must stay 130."""
+    from aoe_runner.common.exiting import end_now
+
+    end_now(code)
 
 
 class CtrlC:

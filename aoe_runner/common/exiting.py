@@ -28,6 +28,11 @@ def leave(code: int) -> None:
     threading = sys.modules.get("threading")
     if not _as_program or (threading is not None and threading.active_count() > 1):
         return
+    end_now(code)
+
+
+def end_now(code: int) -> None:
+    """Run the exit handlers, flush stdout and stderr, and end the process with `code` (whatever else runs)."""
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         if stream is None:  # started with the descriptor closed
