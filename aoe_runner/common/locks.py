@@ -20,7 +20,8 @@ users can write to. The design follows what trusted tools do with such a directo
   one of the two wins. Only then is the holder's name written into the file, for the message of whoever is refused.
 - The kernel drops an OFD lock when the last descriptor of it closes, so a crashed run blocks nobody; a run passes
   the descriptor to its processes (`inherited_fds`), so whatever a killed aoe-runner left running keeps the lock.
-  The file's content is only a name: it decides nothing.
+  The file's content is only a name: it decides nothing. The user shown for a holder is the file's owner; the
+  pid, host, time and command shown are what the file says.
 
 The `struct flock` layout used here is that of 64-bit Linux (x86_64, aarch64), where AOE runs.
 """
@@ -36,7 +37,7 @@ import stat
 import struct
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar
@@ -315,4 +316,7 @@ def _same_file(fd: int, name: str, directory: int) -> bool:
 
 
 def _read_holder(fd: int) -> LockHolder | None:
-    return LockHolder.from_json(os.pread(fd, 65536, 0))
+    """The holder a lock file names, as the user who owns the file: the kernel vouches for that, while the pid, host,
+    time and command are only what the file says (another user could write any name into a file of theirs)."""
+    claimed = LockHolder.from_json(os.pread(fd, 65536, 0))
+    return None if claimed is None else replace(claimed, user=user_name(os.fstat(fd).st_uid))

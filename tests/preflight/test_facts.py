@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import socket
 import subprocess
 import sys
@@ -117,14 +118,15 @@ def test_the_device_lock_is_seen_while_held_and_released_when_its_holder_dies(tm
     try:
         assert holder.stdout and holder.stdout.readline() == "held\n"
         seen = current_holder(5)
-        assert seen is not None and seen.user == "bob"
+        me = pwd.getpwuid(os.geteuid()).pw_name  # the lock file's owner, not the "bob" it claims
+        assert seen is not None and (seen.user, seen.command) == (me, "hold")
         facts = gather_facts(env={"HOME": str(tmp_path), "ASCEND_DEVICE_ID": "5"})
         assert facts.device_lock_holder == seen
-        with pytest.raises(DeviceBusy, match="device 5 is being tuned by another run .user bob"):
+        with pytest.raises(DeviceBusy, match=f"device 5 is being tuned by another run .user {me}, pid 0 on h"):
             DeviceLock(5).acquire(LockHolder(user="me", pid=1, host="h", started_at="t", command="x"))
     finally:
         holder.kill()
         holder.wait()
     assert current_holder(5) is None  # a dead holder blocks nobody
     with DeviceLock(5).acquire(LockHolder(user="me", pid=1, host="h", started_at="t", command="x")):
-        assert current_holder(5) is None or current_holder(5).user == "me"  # type: ignore[union-attr]
+        assert current_holder(5) is None or current_holder(5).command == "x"  # type: ignore[union-attr]

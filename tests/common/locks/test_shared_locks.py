@@ -231,3 +231,24 @@ def test_a_holder_with_a_very_long_command_still_fits_what_a_reader_reads() -> N
     assert len(written) < 65536  # readers read 64 KiB: a longer name would read as a holder not written yet
     read = LockHolder.from_json(written)
     assert read is not None and read.pid == 7 and read.command.startswith("train.py \u4e2d") and read.command.endswith("...")
+
+
+@needs_root
+def test_a_holder_is_named_by_its_lock_files_owner_whatever_the_file_says(shared_tree: Path) -> None:
+    """Issue 42, finding 10: nobody's lock file that claims root, pid 1 is shown as nobody's, with the file's claims."""
+    locks = shared_tree / "locks"
+    holding = take_device_lock(NOBODY, locks, 0, 5)
+    assert holding.stdout is not None and holding.stdout.readline() == "held\n"
+    theirs = locks / f"device-0.uid-{NOBODY}.lock"
+    forged = json.dumps({"user": "root", "pid": 1, "host": "h", "started_at": "t", "command": "c"}).encode()
+    fd = os.open(theirs, os.O_WRONLY)  # as nobody could: the file is theirs
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, forged, 0)
+    os.close(fd)
+    holder = current_holder(0, locks)
+    assert holder is not None and (holder.user, holder.pid, holder.command) == ("nobody", 1, "c")
+    with pytest.raises(DeviceBusy) as refused:
+        DeviceLock(0, locks).acquire(LockHolder.here("mine"))
+    assert "(user nobody, pid 1 on h" in refused.value.message
+    holding.kill()
+    holding.communicate(timeout=30)
