@@ -6,7 +6,6 @@ import the normaliser and pydantic.
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,18 +23,29 @@ _SEARCH_KEEPS = ("regular", "unknown")  # a directory search keeps files (throug
 def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputError]]:
     """Expand files, directories (searched recursively) and glob patterns, in a stable order.
 
+    A file is found once however it is reached: under several spellings (`a.json`, `./x/../a.json`, its absolute
+    path), through a symbolic link or a hard link, by two arguments; the first way it was named is kept.
     Every argument that names nothing usable, and every directory below one that cannot be searched, becomes an
     InputError; the others still count.
     """
-    found: dict[Path, None] = {}
+    found: dict[object, Path] = {}
     errors: list[InputError] = []
     for argument in arguments:
         try:
             for path in _expand(argument, errors):
-                found.setdefault(path, None)
+                found.setdefault(_identity(path), path)
         except InputError as error:
             errors.append(error)
-    return list(found), errors
+    return list(found.values()), errors
+
+
+def _identity(path: Path) -> object:
+    """The file itself (device and inode) where it can be looked at; else its absolute, normalised path."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.normpath(os.path.abspath(path))
+    return (info.st_dev, info.st_ino)
 
 
 def _expand(argument: str, errors: list[InputError]) -> list[Path]:
@@ -46,11 +56,27 @@ def _expand(argument: str, errors: list[InputError]) -> list[Path]:
     if kind is not None:  # reading it refuses anything but a regular file, in one line
         return [path]
     if _GLOB_CHARACTERS & set(argument):
-        matches = sorted(glob.glob(argument, recursive=True))
+        matches = _glob(argument)
         if not matches:
             raise InputError(argument, "no files match this pattern")
         return [found for match in matches for found in _expand_match(Path(match), errors)]
     raise InputError(argument, "no such file or directory")
+
+
+def _glob(pattern: str) -> list[Path]:
+    """The paths a pattern matches, sorted. `**` goes down into directories but never through a symbolic link to
+    one (pathlib's rule; glob.glob's would count a file once per loop through a `self -> .` link, and never end
+    with two such links)."""
+    parts = Path(pattern).parts
+    fixed = next((index for index, part in enumerate(parts) if _GLOB_CHARACTERS & set(part)), len(parts))
+    base = Path(*parts[:fixed]) if fixed else Path()
+    rest = str(Path(*parts[fixed:])) if fixed < len(parts) else ""
+    if not rest:
+        return [base] if path_kind(base) is not None else []
+    try:
+        return sorted(base.glob(rest))
+    except (OSError, ValueError):  # a base that cannot be listed matches nothing
+        return []
 
 
 def _expand_match(path: Path, errors: list[InputError]) -> list[Path]:
