@@ -13,8 +13,9 @@ from aoe_runner.errors import InputError
 
 
 def read_regular_file(where: str) -> tuple[bytes, float]:
-    """A file's bytes and mtime; InputError for anything but a regular file (a FIFO would block forever)."""
-    data, info = read_with_status(where)
+    """A result file's bytes and mtime (read_json_file: refused unread when it is anything but a regular file, or
+    cannot be JSON)."""
+    data, info = read_json_file(where)
     return data, info.st_mtime
 
 
@@ -28,6 +29,33 @@ def read_with_status(where: str, size: int = -1) -> tuple[bytes, os.stat_result]
             if not stat.S_ISREG(info.st_mode):
                 raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
             return handle.read(size), info
+    except OSError as error:
+        raise InputError(where, f"cannot read: {error.strerror or error}") from None
+
+
+MAX_JSON_BYTES = 2 * 2**30  # a result file this large is refused unread: AOE's are megabytes, and reading takes up to 8x
+_JSON_STARTS = frozenset(b'{["-0123456789tfn')  # the first byte of any JSON value
+_HEAD_BYTES = 4096
+
+
+def read_json_file(where: str) -> tuple[bytes, os.stat_result]:
+    """read_with_status for a JSON document, refused before it is read whole when it cannot be one: larger than
+    MAX_JSON_BYTES, or starting with an ASCII byte no JSON value starts with (a zero-filled or sparse file, of any
+    size). A first byte beyond ASCII (a UTF-16 byte order mark) is left to the decoder, which says what it is."""
+    try:
+        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
+            if info.st_size > MAX_JSON_BYTES:
+                size = f"{info.st_size / 2**30:,.1f} GiB"
+                raise InputError(where, f"{size}, more than the {MAX_JSON_BYTES // 2**30} GiB a result file may have: not read")
+            head = handle.read(_HEAD_BYTES)
+            first = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1]
+            if first and first[0] < 0x80 and first[0] not in _JSON_STARTS:  # others: the decoder names the encoding
+                raise InputError(where, "not an AOE result file: it is not JSON (expected '{' or '[')")
+            return head + handle.read(), info
     except OSError as error:
         raise InputError(where, f"cannot read: {error.strerror or error}") from None
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.common import collector
-from aoe_runner.common.regular_files import read_with_status
+from aoe_runner.common.regular_files import read_json_file
 from aoe_runner.errors import InputError
 from aoe_runner.report.entries import Entry
 from aoe_runner.report.merge import BankState, FileRow
@@ -233,7 +233,7 @@ def _parse(where: str, data: bytes, mtime: float) -> ParsedFile:
 def _load(where: str, cache: ReportCache | None) -> tuple[ParsedFile, Stamp | None]:
     """A file's parsed state (from the cache when it still holds) and its stamp (None when it is not cached)."""
     if cache is None:
-        data, info = read_with_status(where)
+        data, info = read_json_file(where)
         return _parse(where, data, info.st_mtime), None
     from aoe_runner.report.cache import Stamp
 
@@ -246,7 +246,7 @@ def _load(where: str, cache: ReportCache | None) -> tuple[ParsedFile, Stamp | No
         hit = cache.get_file(where, status)
         if hit is not None:
             return hit
-    data, info = read_with_status(where)
+    data, info = read_json_file(where)
     parsed = _parse(where, data, info.st_mtime)
     if not parsed.cacheable:
         return parsed, None

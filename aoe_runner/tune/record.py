@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from aoe_runner.common.proc import Completed, Started
+from aoe_runner.common.regular_files import MAX_JSON_BYTES
 from aoe_runner.errors import AoeRunnerError, ExitCode
 from aoe_runner.preflight.facts import HostFacts
 from aoe_runner.preflight.report import PreflightReport
@@ -261,7 +262,12 @@ def _finish_watching(manifest: RunManifest, background: BackgroundWatcher, run_d
     recorded = []
     for watched in watcher.files:
         try:
-            if watched.path.is_file():
+            size = watched.path.stat().st_size if watched.path.is_file() else None
+            if size is not None and size > MAX_JSON_BYTES:  # never copied nor hashed: that alone could take hours
+                watcher.problems.append(
+                    f"{watched.path}: not kept in the run record: {size / 2**30:,.1f} GiB, more than a result file may have"
+                )
+            elif size is not None:
                 recorded.append(_record_result(watched, run_dir))
         except OSError as error:
             watcher.problems.append(f"{watched.path}: not kept in the run record: {error.strerror or error}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aoe_runner.common.regular_files import mode_kind
 from aoe_runner.errors import InputError
 from aoe_runner.runs.manifest import Progress
 
@@ -42,9 +43,12 @@ class WatchedFile:
 class ResultWatcher:
     def __init__(self, work_dir: Path) -> None:
         self.directories = [work_dir, work_dir / "aoe_data"]  # AOE.md §1: the docs name both
-        self._existing = dict(self._scan())  # files there before the run are not its results
-        self._files: dict[Path, WatchedFile] = {}
         self.problems: list[str] = []  # one line per file and kind of failure that is not the file's own fault
+        self._odd: set[Path] = set()  # result names that are no file: a FIFO, a directory, a device, a loop
+        self._watching = False  # the first scan, before the run, finds what is not the run's: nothing to warn of
+        self._existing = dict(self._scan())  # files there before the run are not its results
+        self._watching = True
+        self._files: dict[Path, WatchedFile] = {}
 
     def poll(self, force: bool = False) -> bool:
         """Read new and changed result files; True when the counts changed."""
@@ -80,11 +84,22 @@ class ResultWatcher:
                 if entry.name.startswith(RESULT_PREFIX) and entry.name.endswith(".json"):
                     try:
                         info = entry.stat()
-                    except OSError:
+                    except OSError as error:  # a symbolic link in a loop, or to nothing
+                        self._note_odd(Path(entry.path), f"cannot be looked at ({error.strerror or error})")
                         continue
-                    if stat.S_ISREG(info.st_mode):  # a FIFO or a device would block the reader
+                    if stat.S_ISREG(info.st_mode):
                         found.append((Path(entry.path), (info.st_size, info.st_mtime_ns)))
+                    else:  # a FIFO or a device would block the reader, or never end
+                        self._note_odd(Path(entry.path), f"{mode_kind(info.st_mode)}, not a result file")
         return found
+
+    def _note_odd(self, path: Path, what: str) -> None:
+        """One warning for a result name that is no file and was not there before the run; it is never read."""
+        if path in self._odd:
+            return
+        self._odd.add(path)
+        if self._watching:
+            self.problems.append(f"{path}: {what}: not read; its reports, if any, are not counted")
 
     def _read(self, watched: WatchedFile, signature: tuple[int, int]) -> None:
         started = time.monotonic()

@@ -247,6 +247,26 @@ def steps(options: argparse.Namespace) -> int:
     return 0
 
 
+def huge_result(options: argparse.Namespace) -> int:
+    """A sparse result file of `value` bytes that starts as JSON (its first report), then the zeros of a crashed
+    writer's preallocation; and a good result file beside it."""
+    _result_path("aoe_result_opat_20261121120000001_2.json").write_text(json.dumps({"report_1": _report(0)}))
+    with open(_result_path(), "wb") as handle:
+        handle.write(b'{"report_1": [')
+        handle.truncate(int(float(options.value)))
+    return 0
+
+
+def odd_results(options: argparse.Namespace) -> int:
+    """Result names that are no file: a FIFO, a directory, a symbolic link in a loop, a link to /dev/zero."""
+    os.mkfifo(_result_path("aoe_result_opat_fifo.json"))
+    _result_path("aoe_result_opat_dir.json").mkdir()
+    _result_path("aoe_result_opat_loop.json").symlink_to("aoe_result_opat_loop.json")
+    _result_path("aoe_result_opat_zero.json").symlink_to("/dev/zero")
+    time.sleep(1.5)  # seen by a poll of the running script, not only by the last one
+    return 0
+
+
 def _count_invocation(counter: str | None) -> int:
     if not counter:
         return 0
@@ -300,6 +320,8 @@ def _note_pid(pid_file: str | None) -> None:
 
 BEHAVIOURS = {
     "progress": progress,
+    "huge-result": huge_result,
+    "odd-results": odd_results,
     "exit": exit_with,
     "segfault": segfault,
     "hang": hang,

@@ -1,0 +1,42 @@
+"""A script that leaves a huge result file (20 GiB, sparse, starting as JSON) ends its run in seconds, in bounded
+memory, with its exit code recorded and the file named in a warning; the good file beside it is kept (issue 42,
+finding 2: it used to be read whole during the run, then copied and hashed whole after it)."""
+
+from __future__ import annotations
+
+import resource
+import time
+
+from tests.tune.runner import Home, tune
+
+
+def test_the_run_ends_with_its_outcome_and_the_huge_file_is_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    home = Home(tmp_path)
+    started = time.monotonic()
+    code, _, err = tune(home, "huge-result", str(20 * 2**30))
+    took = time.monotonic() - started
+    manifest = home.only_manifest()
+    assert code == 0 and manifest["status"] == "succeeded" and manifest["script_exit_code"] == 0, err
+    assert took < 60
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1024 * 1024  # KiB: under 1 GiB at its peak
+    assert any("not kept in the run record: 20.0 GiB, more than a result file may have" in w for w in manifest["warnings"])
+    kept = [result["source"] for result in manifest["result_files"]]
+    assert [name.rsplit("/", 1)[-1] for name in kept] == ["aoe_result_opat_20261121120000001_2.json"]
+
+
+def test_each_result_name_that_is_no_file_gets_one_warning(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 42, finding 11: a FIFO, a directory, a symbolic link loop or a link to /dev/zero named like a result file."""
+    home = Home(tmp_path)
+    code, _, err = tune(home, "odd-results")
+    manifest = home.only_manifest()
+    assert code == 0 and manifest["status"] == "succeeded", err
+    expected = {
+        "aoe_result_opat_fifo.json": "a FIFO, not a result file",
+        "aoe_result_opat_dir.json": "a directory, not a result file",
+        "aoe_result_opat_loop.json": "cannot be looked at (Too many levels of symbolic links)",
+        "aoe_result_opat_zero.json": "a device file, not a result file",
+    }
+    for name, what in expected.items():
+        found = [warning for warning in manifest["warnings"] if f"/{name}: {what}: not read" in warning]
+        assert len(found) == 1, (name, manifest["warnings"])
+        assert f"/{name}: {what}: not read" in err  # on screen too
