@@ -4,7 +4,8 @@ A reader that stops reading (Ctrl-S, a stuck `tee`, a dropped ssh session, a pag
 and a plain write then blocks until it reads again: timers and signals would wait with it. A
 `TerminalWriter` hands each chunk to a thread of its own, which does the blocking write. When more
 than `limit` bytes wait, new chunks are dropped and counted, so memory stays bounded and the caller
-never waits; the log file, written directly, still gets every byte.
+never waits; the log file, written directly, still gets every byte. A regular file never stops reading: there,
+a full queue makes the caller wait for the disk (up to FILE_STALL_S) rather than drop.
 
 Our own messages (notices, the status line) go in only where the script's output is at a line break: one that
 comes while the script has begun a line and not ended it waits, up to HOLD_S, for the line to end.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 import threading
 import time
@@ -25,6 +27,7 @@ DEFAULT_LIMIT = 4 << 20
 WRITE_PIECE = 1 << 16  # a blocking write returns only when all of it is in: pieces let a close count what was shown
 DRAIN_AT_EXIT_S = 2.0  # at the end, how long a slow reader gets to take what is still queued
 HOLD_S = 1.0  # how long our message waits for the script to end a line it has begun (a progress bar never does)
+FILE_STALL_S = 5.0  # a regular file takes every byte; one that takes none for this long is stalled (a hung mount)
 
 
 class TerminalWriter:
@@ -43,6 +46,10 @@ class TerminalWriter:
         self._held: list[bytes] = []  # our messages, waiting for that line to end
         self._held_since = 0.0
         self._condition = threading.Condition()
+        try:  # a regular file never stops reading: its writes are waited for, not dropped (see _accepts)
+            self._file = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:
+            self._file = False
         self._thread = threading.Thread(target=self._drain, name=f"aoe-runner {name} writer", daemon=True)
         self._thread.start()
 
@@ -80,6 +87,12 @@ class TerminalWriter:
         return True
 
     def _accepts(self, size: int) -> bool:
+        if self._file:  # the queue is full only because the disk is a moment behind: wait for it
+            deadline = time.monotonic() + FILE_STALL_S
+            while self._waiting + size > self.limit and self.error is None and not self._closed:
+                if (left := deadline - time.monotonic()) <= 0:
+                    break
+                self._condition.wait(min(left, 0.05))
         if self.error is not None or self._closed or self._waiting + size > self.limit:
             self.dropped_bytes += size
             return False
@@ -158,6 +171,7 @@ class TerminalWriter:
                     if not (self._chunks and self._chunks[0] is chunk):
                         return  # closed meanwhile: what was not written is counted as dropped
                     self._waiting -= written  # so that a close now counts only what was not written
+                    self._condition.notify_all()  # a writer waiting for room (a regular file's)
             with self._condition:
                 if self._chunks and self._chunks[0] is chunk:
                     self._chunks.popleft()
