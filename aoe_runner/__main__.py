@@ -28,13 +28,13 @@ def main() -> int:
     atexit.register(gc.freeze)  # handlers run last-registered first: this one after those registered later
     sys.unraisablehook = _interrupt_again
     stop = CtrlC()
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the parent ignores Ctrl-C (nohup)
-        signal.signal(signal.SIGINT, stop)
-    for number in (signal.SIGTERM, signal.SIGHUP):  # they act as Ctrl-C does from here on (exit 130), unless ignored
-        if signal.getsignal(number) is signal.SIG_DFL:
-            signal.signal(number, stop)
     started = False
-    try:
+    try:  # from before the first handler is in place: a signal while the others are installed is caught too
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where the parent ignores it (nohup)
+            signal.signal(signal.SIGINT, stop)
+        for number in (signal.SIGTERM, signal.SIGHUP):  # they act as Ctrl-C does from here on, unless ignored
+            if signal.getsignal(number) is signal.SIG_DFL:
+                signal.signal(number, stop)
         from aoe_runner.cli.main import main as cli_main
         from aoe_runner.common import exiting
 
