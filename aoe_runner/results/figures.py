@@ -11,6 +11,16 @@ from aoe_runner.results.text import short_repr, short_text, shortened
 _ABSOLUTE_TOLERANCE = 0.06
 _RELATIVE_TOLERANCE = 0.005
 _EXACT_INTEGERS = 2**53
+# A time is a measurement from SHORTEST_TIME (µs for operators, ms for models and subgraphs: shorter than any kernel
+# or step runs) up to LONGEST_TIME: every speed-up, saving and sum of such times is a finite number.
+SHORTEST_TIME = 1e-6
+LONGEST_TIME = 1e300
+NOT_MEASURED = f"a time is zero, negative or below {SHORTEST_TIME:g}"
+
+
+def measured(before: float, after: float) -> bool:
+    """Both times are measurements (SHORTEST_TIME <= t < LONGEST_TIME): a denormal 5e-324 is not one, nor is 0."""
+    return SHORTEST_TIME <= before < LONGEST_TIME and SHORTEST_TIME <= after < LONGEST_TIME
 
 
 class RepoCounts(Protocol):

@@ -16,7 +16,7 @@ import re
 from datetime import datetime
 from typing import Any, Final
 
-from aoe_runner.results.figures import number
+from aoe_runner.results.figures import NOT_MEASURED, measured, number
 from aoe_runner.results.keys import timestamp_of
 from aoe_runner.results.model import LegacyOperator, LegacySection, Report, RepoSummary, ResultFile, UpdateMode
 from aoe_runner.results.raw import RawDocument
@@ -99,7 +99,7 @@ class _EntryReader:
         self.skipped = Tally("entries skipped (not an object)")
         self.odd_flags = Tally("entries have a bank flag that is neither true nor false (read as false)")
         self.without_times = Tally("added or updated entries have no usable result_data times (counted, not listed)")
-        self.not_positive = Tally("added or updated entries skipped (a time is zero or negative)")
+        self.not_positive = Tally(f"added or updated entries skipped ({NOT_MEASURED})")
 
     def read(self, key: str, value: Any) -> None:
         if not isinstance(value, dict):
@@ -130,7 +130,7 @@ class _EntryReader:
         after = number(result.get("after_tune")) if isinstance(result, dict) else None
         if before is None or after is None:
             self.without_times.add(shortened(key))
-        elif before <= 0 or after <= 0:
+        elif not measured(before, after):
             self.not_positive.add(f"{shortened(key)}: before {before:g}, after {after:g}")
         else:
             self.operators.append(LegacyOperator(key, members_of(key), before, after, update_mode))

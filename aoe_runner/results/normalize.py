@@ -4,7 +4,8 @@ Variants (AOE.md §4): training files (an object of `report_*` lists of single-k
 offline CLI's top-level list, CANN 6.0 keys (`opat_tune_result`, add/update operator lists with flat
 performance fields), op types as a string or a list, integer or float times. Nothing here rejects a
 file for a bad record: it skips the record and says so in one aggregated warning. A record with a
-time that is zero or negative is no measurement: it is skipped too (and so left out of every saving).
+time that is zero, negative or below figures.SHORTEST_TIME is no measurement: it is skipped too (and so left out of
+every saving).
 Values of an unexpected type become bounded text (`short_text`), however deep or long they are.
 Legacy Auto Tune files (an object of operator entries, no report in it) are read by `legacy.py`.
 """
@@ -15,8 +16,10 @@ from typing import Any
 
 from aoe_runner.errors import InputError
 from aoe_runner.results.figures import (
+    NOT_MEASURED,
     count,
     improvement_disagreement,
+    measured,
     number,
     repo_summary_mismatches,
     speedup_figure_matches,
@@ -51,7 +54,7 @@ class _RecordTallies:
 
     def __init__(self, kind: str, identity: str) -> None:
         self.unusable = Tally(f"{kind} records skipped (no {identity} or no usable times)")
-        self.not_positive = Tally(f"{kind} records skipped (a time is zero or negative)")
+        self.not_positive = Tally(f"{kind} records skipped ({NOT_MEASURED})")
         self.disagreeing = Tally(f"{kind} improvement figures disagree with their times")
 
     def flush(self, label: str, kept: int, warnings: list[str]) -> None:
@@ -165,8 +168,8 @@ def _model_times(section: dict[str, Any], label: str, warnings: list[str]) -> Mo
     after = number(section.get("model_result_performance(ms)"))
     if before is None or after is None:
         return None
-    if before <= 0 or after <= 0:
-        warnings.append(f"{label}: model times left out, a time is zero or negative (before {before:g} ms, after {after:g} ms)")
+    if not measured(before, after):
+        warnings.append(f"{label}: model times left out, {NOT_MEASURED} (before {before:g} ms, after {after:g} ms)")
         return None
     raw = section.get("model_performance_improvement")
     claimed = improvement_disagreement(raw, before, after)
@@ -250,7 +253,7 @@ def _append_change(
     tallies: _RecordTallies,
 ) -> None:
     """Append one operator change shared by both paths, or count it in tallies when its times are not usable."""
-    if not (type(before) is float and 0.0 < before < 1e300 and type(after) is float and 0.0 < after < 1e300):
+    if not (type(before) is float and type(after) is float and measured(before, after)):
         times = _positive_times(name, before, after, tallies)
         if times is None:
             return
@@ -270,7 +273,7 @@ def _positive_times(name: str, before: object, after: object, tallies: _RecordTa
     if before_number is None or after_number is None:
         tallies.unusable.add(name)
         return None
-    if before_number <= 0 or after_number <= 0:
+    if not measured(before_number, after_number):
         tallies.not_positive.add(f"{name}: before {before_number:g}, after {after_number:g}")
         return None
     return before_number, after_number
@@ -301,7 +304,7 @@ def _subgraph(item: Any, update_mode: UpdateMode, tallies: _RecordTallies) -> Su
     if key is None or before is None or after is None:
         tallies.unusable.add(str(key))
         return None
-    if before <= 0 or after <= 0:
+    if not measured(before, after):
         tallies.not_positive.add(f"{key}: before {before:g}, after {after:g}")
         return None
     raw = item.get("performance_improvement")

@@ -15,7 +15,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from aoe_runner.results.figures import count, improvement_disagreement, number, repo_summary_mismatches
+from aoe_runner.results.figures import count, improvement_disagreement, measured, number, repo_summary_mismatches
 from aoe_runner.results.keys import REPO_SUMMARY_KEYS, file_timestamp, parse_report_key, status_of
 from aoe_runner.results.report_facts import ReportFacts, first_moment, time_key
 from aoe_runner.results.text import short_text
@@ -98,7 +98,7 @@ def _model(opat: Any) -> tuple[float, float] | None:
     before, after = number(_given(opat.baseline, None)), number(_given(opat.result, None))
     if before is None or after is None:
         return None
-    if before <= 0 or after <= 0 or improvement_disagreement(_given(opat.improvement, None), before, after):
+    if not measured(before, after) or improvement_disagreement(_given(opat.improvement, None), before, after):
         raise NotPlain  # left out, or a disagreeing figure: a warning
     return before, after
 
