@@ -170,18 +170,27 @@ def runs_prune(
     keeping = whole_number(keep, "--keep")
     rule = PruneRule(keep=keeping, older_than_s=older_than_s, status=parse_status(status), script=script, kind=parse_kind(kind))
     store = run_store(local_only="runs prune")
-    return _remove(store, lambda: select(store, rule), really=yes and not dry_run, hint="pass --yes to remove them")
+    return _remove(store, lambda: select(store, rule), really=yes and not dry_run, hint="pass --yes to remove them", kept=True)
 
 
 def runs_rm(runs: RunIds, dry_run: RmDryRun = False) -> int:
     """Remove these runs and the stored bank contents only they needed; a live run is refused."""
 
+    from aoe_runner.runs.units import whole_units
+
     store = run_store(local_only="runs rm")
-    chosen = {manifest.id: manifest for manifest in (store.resolve(required_text(reference, "RUN")) for reference in runs)}
-    return _remove(store, lambda: [row for row in store.list() if row.id in chosen], really=not dry_run, hint=None)
+    chosen = {store.resolve(required_text(reference, "RUN")).id for reference in runs}
+
+    def choose() -> list[RunRow]:  # a verification's runs go together
+        rows, notes = whole_units(store, chosen)
+        for note in notes:
+            terminal.info(note)
+        return rows
+
+    return _remove(store, choose, really=not dry_run, hint=None)
 
 
-def _remove(store: RunStore, choose: Callable[[], list[RunRow]], really: bool, hint: str | None) -> int:
+def _remove(store: RunStore, choose: Callable[[], list[RunRow]], really: bool, hint: str | None, kept: bool = False) -> int:
     from aoe_runner.render.runs import render_removal
     from aoe_runner.runs.prune import remove_or_plan
 
@@ -192,6 +201,10 @@ def _remove(store: RunStore, choose: Callable[[], list[RunRow]], really: bool, h
     terminal.result(render_removal(removal, done=really))
     for note in removal.notes:
         terminal.warning(note)
+    if kept:
+        from aoe_runner.runs.units import kept_summary
+
+        terminal.info(kept_summary(store, removal.runs, done=really))
     if not really and removal.runs and hint:
         terminal.info(f"nothing was removed: {hint}")
     return ExitCode.OK

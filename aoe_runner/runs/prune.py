@@ -32,6 +32,7 @@ from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.runs.manifest import BankInventory, RunStatus
 from aoe_runner.runs.record_files import REMOVAL_JOURNAL, REMOVAL_LOCK, reason_of
 from aoe_runner.runs.status import MANIFEST_NAME
+from aoe_runner.runs.units import units_of
 
 DELETE_THREADS = 16
 DEAD_START_AFTER_S = 3600  # a run directory with no manifest this old is a start that was killed (a start takes seconds)
@@ -44,7 +45,8 @@ class RunIsLive(AoeRunnerError):
 
 @dataclass(frozen=True)
 class PruneRule:
-    """Which runs go: those matching every filter given, except the newest `keep` of them and live runs."""
+    """Which runs go: those matching every filter given, except the newest `keep` of them and live runs (a
+    verification's runs count as one)."""
 
     keep: int | None = None
     older_than_s: float | None = None
@@ -71,15 +73,17 @@ class Removal:
 
 
 def select(store: RunStore, rule: PruneRule, now: datetime | None = None) -> list[RunRow]:
-    """The runs the rule removes, newest first."""
-    rows = store.list(RunFilter(script=rule.script, status=rule.status, kind=rule.kind))
-    rows = [row for row in rows if row.status is not RunStatus.RUNNING]  # list() has settled the dead ones
+    """The runs the rule removes, newest first, a unit at a time (units.py): the runs of one verification match the
+    filters when all of them do, count as one for --keep, and are old when all of them are."""
+    matching = {row.id for row in store.list(RunFilter(script=rule.script, status=rule.status, kind=rule.kind))}
+    settled = [row for row in store.list() if row.status is not RunStatus.RUNNING]  # list() has settled the dead ones
+    units = [unit for unit in units_of(store, settled) if all(row.id in matching for row in unit.rows)]
     if rule.keep is not None:
-        rows = rows[rule.keep :]
+        units = units[rule.keep :]
     if rule.older_than_s is not None:
         cutoff = (now or datetime.now(timezone.utc)) - timedelta(seconds=rule.older_than_s)
-        rows = [row for row in rows if datetime.fromisoformat(row.started_at) < cutoff]
-    return rows
+        units = [unit for unit in units if all(datetime.fromisoformat(row.started_at) < cutoff for row in unit.rows)]
+    return [row for unit in units for row in unit.rows]
 
 
 def plan_removal(store: RunStore, rows: list[RunRow]) -> Removal:
