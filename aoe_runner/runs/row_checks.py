@@ -35,7 +35,7 @@ def damage(fields: dict[str, object], runs_dir: Path | None) -> str | None:
     for column in _OPTIONAL_TEXT_COLUMNS:
         if fields[column] is not None and not isinstance(fields[column], str):
             return f"run {run_id}: {column} {fields[column]!r} is not text"
-    if not isinstance(fields["device"], int | str) or not isinstance(fields["result_files"], int):
+    if not isinstance(fields["device"], int | float | str) or not isinstance(fields["result_files"], int):  # a huge device: REAL
         return f"run {run_id}: device or result count is not a number"
     if fields["exit_code"] is not None and not isinstance(fields["exit_code"], int):
         return f"run {run_id}: exit code {fields['exit_code']!r} is not a number"

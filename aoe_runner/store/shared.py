@@ -76,7 +76,7 @@ class SharedRunStore(RunStore):
             self.blob_root = choice.artifacts
         self.shared = PgIndex(choice.url, choice.shown, self.warn)
         self.home_store = RunStore(home, warn)  # this host's history as the local store keeps it, under the home
-        self.local_index = RunIndex(self.db_path, self._own_manifests, self.warn, self.runs_dir)
+        self.local_index = RunIndex(self.db_path, self._own_manifests, self.warn)  # its runs live in two places
         self.index = SharedIndex(self, self.local_index, self.shared)
         self._artifacts: dict[str, Path] = {}  # where each run loaded from the database keeps its artifacts
         self.offline = False

@@ -115,7 +115,9 @@ def test_the_collector_is_paused_while_merging_and_summarising_and_then_as_it_wa
         state, loaded, _ = merge_files(paths, workers=1, cache=None)
         data = Loaded(state, loaded).data
         gc.set_threshold(*thresholds)
-        assert len(collections) <= 15 and gc.isenabled()  # the few between the paused parts; about 100 unpaused
+        assert (
+            len(collections) <= 20 and gc.isenabled()
+        )  # the few between the paused parts (more when modules load then); about 100 unpaused
         assert data["totals"]["files"] == len(paths)
         gc.disable()
         merge_files(paths, workers=1, cache=None)
