@@ -78,11 +78,30 @@ def _parse(text: str, where: str, repair: Utf8Repair | None) -> Any:
 
 
 def validate_document(document: Any) -> list[SchemaProblem]:
+    """Every way the document departs from the schema. jsonschema-rs (compiled) first says whether there is any,
+    about 150 times faster than jsonschema on a result file; only a document it finds invalid, or cannot take (an
+    integer beyond 64 bits, a lone surrogate), is walked by jsonschema, whose messages and paths are shown."""
+    if _valid_by_the_compiled_validator(document):
+        return []
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(raw_schema())
     problems = [_problem(error.json_path, error.message) for error in validator.iter_errors(document)]
     return sorted(problems, key=lambda p: p.json_path)
+
+
+def _valid_by_the_compiled_validator(document: Any) -> bool:
+    try:
+        return bool(_compiled_validator().is_valid(document))
+    except Exception:  # noqa: BLE001 (a value it cannot convert: jsonschema decides)
+        return False
+
+
+@lru_cache(maxsize=1)
+def _compiled_validator() -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(raw_schema())
 
 
 def _lone_surrogate_problem(elements: JsonPath, string: str) -> SchemaProblem:

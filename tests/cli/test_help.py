@@ -105,7 +105,7 @@ def test_anything_but_a_command_name_gets_the_whole_tree(arguments: list[str]) -
 COMMAND_MODULES = {
     f"aoe_runner.cli.{name}" for name in ("report", "validate", "preflight", "tune", "verify", "runs", "bank", "store")
 }
-HEAVY = {"pydantic", "tabulate", "jsonschema", "msgspec", "wcwidth", "psycopg", "plotly", "psutil"}
+HEAVY = {"pydantic", "tabulate", "jsonschema", "jsonschema_rs", "msgspec", "wcwidth", "psycopg", "plotly", "psutil"}
 
 
 @pytest.mark.parametrize(
@@ -114,7 +114,8 @@ HEAVY = {"pydantic", "tabulate", "jsonschema", "msgspec", "wcwidth", "psycopg", 
         (["report", "sample_results/training_opat"], "report", {"msgspec"}),  # plain training files: no models
         (["preflight"], "preflight", set()),  # memory from /proc/meminfo, not psutil
         (["runs", "list"], "runs", set()),
-        (["validate", "sample_results"], "validate", {"jsonschema", "msgspec"}),
+        (["validate", "sample_results"], "validate", {"jsonschema_rs", "msgspec"}),  # jsonschema words invalid files only
+        (["validate", "tests/data/bad/aoe_result_opat_object.json"], "validate", {"jsonschema", "jsonschema_rs", "msgspec"}),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else None,
 )
