@@ -33,7 +33,7 @@ def read_with_status(where: str, size: int = -1) -> tuple[bytes, os.stat_result]
         raise InputError(where, f"cannot read: {error.strerror or error}") from None
 
 
-MAX_JSON_BYTES = 2 * 2**30  # a result file this large is refused unread: AOE's are megabytes, and reading takes up to 8x
+MAX_JSON_BYTES = 2**30  # a larger result file is refused unread: AOE writes megabytes, and reading takes up to 20x
 _JSON_STARTS = frozenset(b'{["-0123456789tfn')  # the first byte of any JSON value
 _HEAD_BYTES = 4096
 

@@ -38,6 +38,8 @@ _OUTSIDE_STRINGS = re.compile(r"[0-9+\-.eEtruefalsn,: \t\n\r]*")  # a run of JSO
 _CLOSING = {"{": ord("}"), "[": ord("]")}
 _LONGEST_ESCAPE = 12  # a surrogate pair, \ud83d\ude00: a bad \u escape this close to the end may be cut off
 _SHOWN_KEY = 80  # characters of a cut-off report key named in a warning
+DENSEST_BYTES = 8  # bytes per object or list, at least, in a file decoded into Python objects (refuse_dense)
+_DENSE_FROM = 1 << 20  # smaller files are decoded whatever they hold: they cannot take much memory
 
 
 @dataclass
@@ -67,12 +69,15 @@ def decode(data: bytes, where: str, *, typed: bool = True) -> RawDocument:
 
 
 def _decode_utf8(data: bytes, where: str, typed: bool) -> RawDocument:
+    generic_can_decode = True
     if typed:
         try:
             return RawDocument("training", decode_typed(data))
         except NotTyped as miss:
-            if not miss.generic_can_decode:  # a generic dict would fail the same way or drop a repeated key
-                return _decode_slowly(data, where)
+            generic_can_decode = miss.generic_can_decode
+    refuse_dense(data, where)  # typed structs cost what AOE's records do; Python objects may cost far more
+    if not generic_can_decode:  # a generic dict would fail the same way or drop a repeated key
+        return _decode_slowly(data, where)
     try:
         doc, repeated = _decode_generic(data)
     except msgspec.DecodeError:
@@ -84,6 +89,22 @@ def _decode_utf8(data: bytes, where: str, typed: bool) -> RawDocument:
     if isinstance(doc, list):
         return RawDocument("offline", [(None, doc)])
     raise InputError(where, f"not an AOE result file: the top level is {_kind(doc)}, not an object or a list")
+
+
+def refuse_dense(data: bytes | str, where: str) -> None:
+    """Refuse, before decoding it into Python objects, a file that holds an object or list every few bytes: `{}` is
+    2 bytes of JSON and 64 of Python, so such a file would take 25 to 30 times its size in memory. AOE's records
+    take a hundred bytes or more for their three or four objects; small files are never refused."""
+    if len(data) < _DENSE_FROM:
+        return
+    opening = (b"{", b"[") if isinstance(data, bytes) else ("{", "[")
+    containers = data.count(opening[0]) + data.count(opening[1])  # type: ignore[arg-type]
+    if containers * DENSEST_BYTES > len(data):
+        raise InputError(
+            where,
+            f"not an AOE result file: {containers:,} objects and lists in {len(data):,} bytes, one every "
+            f"{len(data) / containers:.1f} bytes (AOE's records take tens); not read",
+        )
 
 
 def _decode_generic(data: bytes) -> tuple[Any, bool]:

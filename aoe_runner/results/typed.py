@@ -54,11 +54,16 @@ class _Opat(msgspec.Struct):
 
 
 class _Part(msgspec.Struct, forbid_unknown_fields=True):
-    """One element of a report's list; unknown section names send the file down the generic path."""
+    """One element of a report's list; unknown section names send the file down the generic path, and so does a part
+    with no section at all (`{}`: AOE writes none, and a file of them would cost 20 times its size in structs)."""
 
     basic: Any = UNSET
     OPAT: Union[_Opat, None, UnsetType] = UNSET  # noqa: UP007
     SGAT: Any = UNSET
+
+    def __post_init__(self) -> None:
+        if self.basic is UNSET and self.OPAT is UNSET and self.SGAT is UNSET:
+            raise ValueError("a part with no section")
 
 
 class _RawOpat(_Opat):

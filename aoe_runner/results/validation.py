@@ -12,7 +12,7 @@ from typing import Any
 
 from aoe_runner.common.regular_files import read_regular_file
 from aoe_runner.errors import InputError
-from aoe_runner.results.raw import is_json_prefix
+from aoe_runner.results.raw import is_json_prefix, refuse_dense
 from aoe_runner.results.text import (
     BOM,
     SURROGATE,
@@ -68,6 +68,7 @@ def validate_file(path: Path) -> list[SchemaProblem]:
 
 
 def _parse(text: str, where: str, repair: Utf8Repair | None) -> Any:
+    refuse_dense(text, where)
     try:
         return loads(text)
     except json.JSONDecodeError as error:

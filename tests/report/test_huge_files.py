@@ -43,8 +43,8 @@ def _run(tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], 
 @pytest.mark.parametrize(
     ("size", "start", "why"),
     [
-        (2**40, b"", "1,024.0 GiB, more than the 2 GiB a result file may have: not read"),  # 1 TB of zero bytes
-        (3 * 2**30, b'{"report_1": [', "3.0 GiB, more than the 2 GiB a result file may have: not read"),
+        (2**40, b"", "1,024.0 GiB, more than the 1 GiB a result file may have: not read"),  # 1 TB of zero bytes
+        (3 * 2**30, b'{"report_1": [', "3.0 GiB, more than the 1 GiB a result file may have: not read"),
         (50 * 2**20, b"", "not an AOE result file: it is not JSON (expected '{' or '[')"),
     ],
     ids=["1 TB of zeros", "3 GiB that starts as JSON", "50 MiB of zeros"],
@@ -70,4 +70,16 @@ def test_diff_with_a_huge_file_on_one_side(tmp_path: Path, results: Path) -> Non
     shutil.copy(GOOD, other / GOOD.name)
     huge = _sparse(other / "aoe_result_opat_20260101000000000_1.json", 2**40)
     done, _ = _run(tmp_path, "report", "--diff", str(results), str(other))
-    assert "internal error" not in done.stderr and f"{huge}: 1,024.0 GiB, more than the 2 GiB" in done.stderr, done.stderr
+    assert "internal error" not in done.stderr and f"{huge}: 1,024.0 GiB, more than the 1 GiB" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("command", ["report", "validate"])
+def test_a_file_of_tiny_objects_is_refused_unread(tmp_path: Path, results: Path, command: str) -> None:
+    """An object or list every few bytes would take 25 times the file's size as Python objects (finding 8)."""
+    dense = results / "aoe_result_opat_20260101000000000_1.json"
+    dense.write_bytes(b'{"report_1": [' + b"[]," * 2**20 + b"[]]}")
+    done, _ = _run(tmp_path, command, str(results))
+    assert (
+        f"{dense}: not an AOE result file: 1,048,579 objects and lists in 3,145,746 bytes, one every 3.0 bytes" in done.stderr
+    ), done.stderr
+    assert "internal error" not in done.stderr
