@@ -37,6 +37,7 @@ from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
 PIPE_DRAIN_S = 2.0  # after everything is killed, how long to wait for pipes something unkillable still holds
 SETTLE_S = 0.2  # after the script exits, how long its processes get to exit with it before they count as left over
 LEFTOVER_POLL_S = 0.1
+SWEEP_S = 1.0  # at SIGKILL, how long to go on killing what the run keeps starting (ScriptTree.sweep)
 
 
 class Signals(Protocol):
@@ -306,6 +307,7 @@ class _Stopper:
                 )
         if self.kill_at is not None and now >= self.kill_at:
             self.tree.signal_all(signal.SIGKILL)
+            self.tree.sweep(SWEEP_S)  # what keeps forking, or was started meanwhile, too
             self.kill_at = None
             self.give_up_at = now + PIPE_DRAIN_S
         if self.check_at is not None and now >= self.check_at:
@@ -314,7 +316,8 @@ class _Stopper:
     def _check_leftovers(self, now: float) -> None:
         self.tree.reap()
         others = self.tree.others()
-        if not others and not _group_alive(self.tree.script_pid):
+        children = self.tree.run_children()  # the kernel's list: a process that keeps forking is always in it
+        if not others and not _group_alive(self.tree.script_pid) and not children:
             self.check_at = None
             return
         until = self.settle_until
@@ -322,9 +325,11 @@ class _Stopper:
             self.check_at = min(now + LEFTOVER_POLL_S, until)  # exiting with the script is not being left
             return
         self.tree.remember(others)
+        self.tree.remember_unnamed(children)
         if self.give_up_at is not None and now >= self.give_up_at:
             self.problems.append(
-                "still running after SIGKILL, left behind: " + ", ".join(self.tree.seen[p.pid].describe() for p in others)
+                "still running after SIGKILL, left behind: "
+                + ", ".join(self.tree.seen[pid].describe() for pid in sorted({p.pid for p in others} | children))
             )
             self.check_at = None
             return

@@ -11,6 +11,8 @@ busy for as long as any of them lives (see `tune.supervisor`).
 from __future__ import annotations
 
 import os
+import signal
+import time
 from dataclasses import dataclass
 
 import psutil
@@ -18,6 +20,8 @@ import psutil
 from aoe_runner.common.lifeline import linux_prctl
 
 _PR_SET_CHILD_SUBREAPER = 36
+_QUIET_ROUNDS = 3  # rounds of a sweep that find no process of the run before it is done
+_ROUND_S = 0.002
 
 
 @dataclass(frozen=True)
@@ -48,9 +52,60 @@ class ScriptTree:
     def our_children() -> set[int]:
         return {child.pid for child in psutil.Process().children()}
 
+    def run_children(self) -> set[int]:
+        """Our children of the run, other than the script, as the kernel lists them at once, after reaping those
+        that had exited: a process that keeps forking is always among them (each orphan is handed to us, the
+        subreaper), where a scan of /proc, or a look at each listed pid in turn, finds every one gone by then.
+        Empty when nothing of the run is left (at the moment of the second listing)."""
+        for pid in self._listed_children():
+            try:
+                os.waitpid(pid, os.WNOHANG)  # a zombie is reaped; a living child stays
+            except ChildProcessError:
+                pass
+        return self._listed_children()
+
+    def _listed_children(self) -> set[int]:
+        listed = _kernel_children()
+        if listed is None:  # no /proc/self/task/*/children: psutil's scan, which may miss a fast forker
+            listed = {child.pid for child in _children(psutil.Process())}
+        return listed - self.known_children - {self.script_pid}
+
+    def sweep(self, within_s: float) -> set[int]:
+        """SIGKILL the run's processes round after round until a few rounds find none: each process killed hands its
+        children to us, so the next round finds them, and the process group of each is killed whole, which a
+        process that keeps forking (under setsid, ignoring SIGTERM) cannot outrun: its generations keep its group.
+        The pids still alive when within_s is up."""
+        deadline = time.monotonic() + within_s
+        quiet_rounds = 0
+        groups = {self.script_pid}  # and every group a process of the run was seen in: a forker's stays the same
+        while True:
+            alive = self.run_children()
+            groups |= {group for group in map(_group_of, alive) if group is not None and group != os.getpgrp()}
+            for group in groups:
+                try:
+                    os.killpg(group, signal.SIGKILL)  # every member at once, however fast it forks
+                except (ProcessLookupError, PermissionError):
+                    pass
+            for pid in alive:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            quiet_rounds = 0 if alive else quiet_rounds + 1
+            if quiet_rounds >= _QUIET_ROUNDS:
+                return set()
+            if time.monotonic() >= deadline:
+                return alive
+            time.sleep(_ROUND_S)
+
     def others(self) -> list[psutil.Process]:
         """The run's living processes other than the script itself."""
         roots = [child for child in _children(psutil.Process()) if child.pid not in self.known_children]
+        for pid in (_kernel_children() or set()) - self.known_children - {child.pid for child in roots}:
+            try:  # one the scan missed: a child born while it ran
+                roots.append(psutil.Process(pid))
+            except psutil.Error:
+                pass
         found: dict[int, psutil.Process] = {}
         for root in roots:
             for process in (root, *_children(root, recursive=True)):
@@ -62,6 +117,16 @@ class ScriptTree:
         for process in processes:
             if process.pid not in self.seen:
                 self.seen[process.pid] = _describe(process)
+
+    def remember_unnamed(self, pids: set[int]) -> None:
+        """Children the kernel listed that a scan could not describe: gone before it looked, as a process that keeps
+        forking is (its next generation is the one to stop)."""
+        for pid in pids:
+            if pid not in self.seen:
+                try:
+                    self.seen[pid] = _describe(psutil.Process(pid))
+                except psutil.Error:
+                    self.seen[pid] = Leftover(pid, "?", "a process gone before it could be named, as one that keeps forking")
 
     def signal_all(self, signum: int) -> None:
         """Signal the script's process group and every other process of the run."""
@@ -84,6 +149,27 @@ class ScriptTree:
                 os.waitpid(child.pid, os.WNOHANG)
             except ChildProcessError:
                 pass
+
+
+def _group_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[2])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _kernel_children() -> set[int] | None:
+    """This process's children as the kernel lists them, per thread (an orphan may be handed to any of our threads);
+    None where /proc does not list them (CONFIG_PROC_CHILDREN)."""
+    found: set[int] = set()
+    try:
+        for thread in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{thread}/children", encoding="ascii") as listing:
+                found.update(int(pid) for pid in listing.read().split())
+    except (OSError, ValueError):
+        return None
+    return found
 
 
 def _children(process: psutil.Process, recursive: bool = False) -> list[psutil.Process]:

@@ -267,6 +267,24 @@ def odd_results(options: argparse.Namespace) -> int:
     return 0
 
 
+def hopper(options: argparse.Namespace) -> int:
+    """Leave behind a process under setsid that ignores SIGTERM and keeps forking and exiting: a new pid every
+    fraction of a millisecond, each holding what the script inherited (the device lock). --pid-file gets its
+    process group, which every generation keeps."""
+    if os.fork() == 0:
+        os.setsid()
+        _note_pid(options.pid_file)  # its pid is its group's id
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            try:
+                if os.fork() != 0:
+                    os._exit(0)
+            except OSError:  # EAGAIN: exited generations not reaped yet
+                time.sleep(0.001)
+    time.sleep(0.3)
+    return 0
+
+
 def _count_invocation(counter: str | None) -> int:
     if not counter:
         return 0
@@ -322,6 +340,7 @@ BEHAVIOURS = {
     "progress": progress,
     "huge-result": huge_result,
     "odd-results": odd_results,
+    "hopper": hopper,
     "exit": exit_with,
     "segfault": segfault,
     "hang": hang,
