@@ -33,6 +33,7 @@ from aoe_runner.tune.pipes import (
 )
 from aoe_runner.tune.relay import TerminalWriter
 from aoe_runner.tune.tree import Leftover, ScriptTree, set_subreaper
+from aoe_runner.tune.watchdog import Watchdog
 
 PIPE_DRAIN_S = 2.0  # after everything is killed, how long to wait for pipes something unkillable still holds
 SETTLE_S = 0.2  # after the script exits, how long its processes get to exit with it before they count as left over
@@ -104,15 +105,29 @@ class Supervisor:
         those that arrive after the loop is left are the caller's to read (record._late).
         """
         subreaper = set_subreaper(True)
+        watchdog = self._watchdog()  # before our children are counted: it is not the run's
         try:
             known_children = ScriptTree.our_children()
             process = self._start()
+            if watchdog is not None:
+                self._guarded("telling the watchdog", watchdog.watch, process.pid)
             tree = ScriptTree(process.pid, known_children)
             self._guarded("recording the start", on_start, process.pid)
             return self._loop(process, signals, tree)
         finally:
+            if watchdog is not None:
+                self._guarded("ending the watchdog", watchdog.stand_down)
             if subreaper:
                 set_subreaper(False)
+
+    def _watchdog(self) -> Watchdog | None:
+        """The process that ends the run's processes should aoe-runner be killed (watchdog.py); None, and a note,
+        where it cannot be started."""
+        try:
+            return Watchdog(self.inherit_fds)
+        except OSError as error:
+            self._note(f"no watchdog for a killed aoe-runner: {error.strerror or error}")
+            return None
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:

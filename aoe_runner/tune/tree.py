@@ -3,9 +3,9 @@
 aoe-runner makes itself the children's subreaper (PR_SET_CHILD_SUBREAPER), so an orphan anywhere below
 the script, even one that called setsid, is reparented to aoe-runner rather than to init. The run's
 processes are then the script, its descendants, and our own children other than those we had before
-the script started. A child of the script that is killed with aoe-runner by SIGKILL cannot be
-caught this way: the device lock's descriptor, inherited by the whole tree, keeps the device marked
-busy for as long as any of them lives (see `tune.supervisor`).
+the script started. What the script started when aoe-runner itself is killed by SIGKILL is the watchdog's
+(tune/watchdog.py); until it is gone, the device lock's descriptor, inherited by the whole tree, keeps the device
+marked busy.
 """
 
 from __future__ import annotations
