@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import SAMPLES
 
+pytestmark = pytest.mark.slow  # sparse files of up to 1 TB, read by real commands
+
 GOOD = SAMPLES / "training_opat" / "aoe_result_opat_20260310142233517_41237.json"
 
 

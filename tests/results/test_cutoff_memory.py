@@ -25,6 +25,8 @@ import re, sys
 from aoe_runner.errors import InputError
 from aoe_runner.results.loader import load_result_file
 
+pytestmark = pytest.mark.slow  # a fresh interpreter per 10 MiB file shape, measuring its peak memory
+
 def peak_rss():
     with open("/proc/self/status") as status:
         return int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read()).group(1)) * 1024

@@ -12,6 +12,8 @@ import pytest
 
 from tests.tune.runner import Home, aoe_runner, tune
 
+pytestmark = pytest.mark.slow  # real commands against a damaged history, one home copy per case
+
 HISTORY_COMMANDS = (("runs", "list"), ("runs", "show"), ("report", "--run", "latest"), ("runs", "prune", "--keep", "5"))
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from tests.tune.runner import SIMULATOR, Home, aoe_runner, tune
 
+pytestmark = pytest.mark.slow  # a real verification of four runs
+
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Home:

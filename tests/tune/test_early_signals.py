@@ -11,6 +11,8 @@ import pytest
 
 from tests.tune.runner import Home, start_tune
 
+pytestmark = pytest.mark.slow  # a real tune per moment and signal
+
 TERM_BIT = 1 << (signal.SIGTERM - 1)
 
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 import resource
 import time
 
+import pytest
+
 from tests.tune.runner import Home, tune
+
+pytestmark = pytest.mark.slow  # real tune runs writing huge and odd result files
 
 
 def test_the_run_ends_with_its_outcome_and_the_huge_file_is_named(tmp_path) -> None:  # type: ignore[no-untyped-def]

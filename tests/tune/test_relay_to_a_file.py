@@ -8,8 +8,12 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from aoe_runner.tune.relay import TerminalWriter
 from tests.tune.runner import Home, tune_command
+
+pytestmark = pytest.mark.slow  # a 32 MB flood through a real tune
 
 LINE = b"step 000001: loss 0.123456 [a line of a flood]\n"
 
