@@ -33,9 +33,10 @@ def read_with_status(where: str, size: int = -1) -> tuple[bytes, os.stat_result]
         raise InputError(where, f"cannot read: {error.strerror or error}") from None
 
 
-MAX_JSON_BYTES = 2**30  # a larger result file is refused unread: AOE writes megabytes, and reading takes up to 20x
+MAX_JSON_BYTES = 2**30  # a larger result file is refused unread: AOE writes megabytes (docs/reference.md: memory)
 _JSON_STARTS = frozenset(b'{["-0123456789tfn')  # the first byte of any JSON value
 _HEAD_BYTES = 4096
+_MOST_WHITESPACE = 1 << 20  # before its first significant byte: AOE writes none
 
 
 def read_json_file(where: str) -> tuple[bytes, os.stat_result]:
@@ -49,10 +50,17 @@ def read_json_file(where: str) -> tuple[bytes, os.stat_result]:
             if not stat.S_ISREG(info.st_mode):
                 raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
             if info.st_size > MAX_JSON_BYTES:
-                size = f"{info.st_size / 2**30:,.1f} GiB"
-                raise InputError(where, f"{size}, more than the {MAX_JSON_BYTES // 2**30} GiB a result file may have: not read")
+                size, most = f"{-(-info.st_size // 2**20):,} MiB", f"{MAX_JSON_BYTES >> 20:,} MiB"
+                raise InputError(where, f"{size}, more than the {most} a result file may have: not read")
             head = handle.read(_HEAD_BYTES)
+            while len(head) < _MOST_WHITESPACE and not head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n"):
+                more = handle.read(_HEAD_BYTES)  # only whitespace so far: its first significant byte is further on
+                if not more:
+                    break
+                head += more
             first = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1]
+            if not first and len(head) >= _MOST_WHITESPACE:
+                raise InputError(where, f"not an AOE result file: it starts with {_MOST_WHITESPACE >> 20} MiB of whitespace")
             if first and first[0] < 0x80 and first[0] not in _JSON_STARTS:  # others: the decoder names the encoding
                 raise InputError(where, "not an AOE result file: it is not JSON (expected '{' or '[')")
             return head + handle.read(), info

@@ -110,6 +110,7 @@ def remove_runs(store: RunStore, choose: Callable[[], list[RunRow]], on_wait: Ca
     (`--keep 3` kept them among its 3)."""
     _refuse_unsafe_places(store)
     store.home.mkdir(parents=True, exist_ok=True)  # a new home: nothing to remove, and nowhere for the journal yet
+    store.list()  # indexes readable records the index lacks, which cannot be done once the removal lock is held
     with _one_removal_at_a_time(store, on_wait):
         finished = _finish_interrupted(store)
         rows = choose()

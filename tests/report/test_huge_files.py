@@ -45,11 +45,21 @@ def _run(tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], 
 @pytest.mark.parametrize(
     ("size", "start", "why"),
     [
-        (2**40, b"", "1,024.0 GiB, more than the 1 GiB a result file may have: not read"),  # 1 TB of zero bytes
-        (3 * 2**30, b'{"report_1": [', "3.0 GiB, more than the 1 GiB a result file may have: not read"),
+        (2**40, b"", "1,048,576 MiB, more than the 1,024 MiB a result file may have: not read"),  # 1 TB of zero bytes
+        (3 * 2**30, b'{"report_1": [', "3,072 MiB, more than the 1,024 MiB a result file may have: not read"),
         (50 * 2**20, b"", "not an AOE result file: it is not JSON (expected '{' or '[')"),
+        (50 * 2**20, b" " * 5000 + b"\0", "not an AOE result file: it is not JSON (expected '{' or '[')"),
+        (50 * 2**20, b"\n" * (2**20 + 1), "not an AOE result file: it starts with 1 MiB of whitespace"),
+        (1025 * 2**20, b"{", "1,025 MiB, more than the 1,024 MiB a result file may have: not read"),
     ],
-    ids=["1 TB of zeros", "3 GiB that starts as JSON", "50 MiB of zeros"],
+    ids=[
+        "1 TB of zeros",
+        "3 GiB that starts as JSON",
+        "50 MiB of zeros",
+        "zeros after 5,000 spaces",
+        "whitespace",
+        "1 GiB and 1 MiB",
+    ],
 )
 @pytest.mark.parametrize("command", ["report", "validate"])
 def test_refused_unread_beside_a_good_file(
@@ -72,7 +82,7 @@ def test_diff_with_a_huge_file_on_one_side(tmp_path: Path, results: Path) -> Non
     shutil.copy(GOOD, other / GOOD.name)
     huge = _sparse(other / "aoe_result_opat_20260101000000000_1.json", 2**40)
     done, _ = _run(tmp_path, "report", "--diff", str(results), str(other))
-    assert "internal error" not in done.stderr and f"{huge}: 1,024.0 GiB, more than the 1 GiB" in done.stderr, done.stderr
+    assert "internal error" not in done.stderr and f"{huge}: 1,048,576 MiB, more than the 1,024 MiB" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("command", ["report", "validate"])

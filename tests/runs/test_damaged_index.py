@@ -116,3 +116,13 @@ def test_a_run_directory_removed_by_hand_leaves_the_listing(home: Home) -> None:
     shutil.rmtree(run)
     listed, warned = _listed(home)
     assert listed == [] and "has no manifest" in warned
+
+
+def test_a_row_deleted_by_hand_is_indexed_again_before_a_prune(home: Home) -> None:
+    """A readable manifest without its row is indexed before the removal lock is taken: prune neither calls it
+    unreadable nor keeps every stored bank content for its sake."""
+    with sqlite3.connect(_db(home)) as db:
+        db.execute("DELETE FROM runs")
+    done = aoe_runner(home, "runs", "prune", "--keep", "5", "--yes")
+    assert done.returncode == 0 and "could not be read" not in done.stderr, done.stderr
+    assert _listed(home)[0] == [home.only_manifest()["id"]]
