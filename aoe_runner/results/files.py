@@ -56,17 +56,18 @@ def _expand(argument: str, errors: list[InputError]) -> list[Path]:
     if kind is not None:  # reading it refuses anything but a regular file, in one line
         return [path]
     if _GLOB_CHARACTERS & set(argument):
-        matches = _glob(argument)
+        matches = _glob(argument, errors)
         if not matches:
             raise InputError(argument, "no files match this pattern")
         return [found for match in matches for found in _expand_match(Path(match), errors)]
     raise InputError(argument, "no such file or directory")
 
 
-def _glob(pattern: str) -> list[Path]:
+def _glob(pattern: str, errors: list[InputError]) -> list[Path]:
     """The paths a pattern matches, sorted. `**` goes down into directories but never through a symbolic link to
     one (pathlib's rule; glob.glob's would count a file once per loop through a `self -> .` link, and never end
-    with two such links)."""
+    with two such links); a directory below that cannot be searched adds an error to `errors`, as in a directory
+    search (pathlib passes over it in silence)."""
     parts = Path(pattern).parts
     fixed = next((index for index, part in enumerate(parts) if _GLOB_CHARACTERS & set(part)), len(parts))
     base = Path(*parts[:fixed]) if fixed else Path()
@@ -74,9 +75,15 @@ def _glob(pattern: str) -> list[Path]:
     if not rest:
         return [base] if path_kind(base) is not None else []
     try:
-        return sorted(base.glob(rest))
+        matches = sorted(base.glob(rest))
     except (OSError, ValueError):  # a base that cannot be listed matches nothing
         return []
+    if "**" in Path(rest).parts:
+        unsearchable: list[OSError] = []
+        for _ in os.walk(base, onerror=unsearchable.append):
+            pass
+        errors += (InputError(str(error.filename), f"cannot search: {error.strerror or error}") for error in unsearchable)
+    return matches
 
 
 def _expand_match(path: Path, errors: list[InputError]) -> list[Path]:

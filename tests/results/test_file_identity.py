@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from aoe_runner.results.files import find_result_files
+from tests.common.locks.users import NOBODY, as_user, make_shared_tree, needs_root
 from tests.conftest import SAMPLES
 
 ONE = SAMPLES / "training_opat" / "aoe_result_opat_20260310142233517_41237.json"
@@ -58,3 +59,26 @@ def test_the_summary_counts_the_file_once(tmp_path: Path) -> None:
     once = summary(str(top / "sub" / ONE.name))
     many = summary(str(top / "**" / "aoe_result_*.json"), f"sub/{ONE.name}", f"self/self/sub/{ONE.name}")
     assert many["totals"] == once["totals"] and many["operators"] == once["operators"]
+
+
+FIND_AS_ANOTHER_USER = """
+import sys
+from aoe_runner.results.files import find_result_files
+files, errors = find_result_files([sys.argv[1]])
+print(len(files), [(error.where, error.reason) for error in errors])
+"""
+
+
+@needs_root
+def test_a_glob_says_which_directory_it_could_not_search() -> None:
+    shared = make_shared_tree()  # under /tmp, where another user can reach it
+    try:
+        top = _tree(shared)
+        (top / "locked").mkdir(mode=0o000)
+        for directory in (top, top / "sub"):
+            directory.chmod(0o755)
+        (top / "sub" / ONE.name).chmod(0o644)
+        out, err = as_user(NOBODY, FIND_AS_ANOTHER_USER, str(top / "**" / "aoe_result_*.json")).communicate(timeout=60)
+        assert out.strip() == f"1 [({str(top / 'locked')!r}, 'cannot search: Permission denied')]", err
+    finally:
+        shutil.rmtree(shared)
