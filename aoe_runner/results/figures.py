@@ -15,7 +15,7 @@ _EXACT_INTEGERS = 2**53
 # or step runs) up to LONGEST_TIME: every speed-up, saving and sum of such times is a finite number.
 SHORTEST_TIME = 1e-6
 LONGEST_TIME = 1e300
-NOT_MEASURED = f"a time is zero, negative or below {SHORTEST_TIME:g}"
+NOT_MEASURED = f"a time is zero, negative, below {SHORTEST_TIME:g} or from {LONGEST_TIME:g}"
 
 
 def measured(before: float, after: float) -> bool:

@@ -4,8 +4,8 @@ Variants (AOE.md §4): training files (an object of `report_*` lists of single-k
 offline CLI's top-level list, CANN 6.0 keys (`opat_tune_result`, add/update operator lists with flat
 performance fields), op types as a string or a list, integer or float times. Nothing here rejects a
 file for a bad record: it skips the record and says so in one aggregated warning. A record with a
-time that is zero, negative or below figures.SHORTEST_TIME is no measurement: it is skipped too (and so left out of
-every saving).
+time that is zero, negative or outside figures.SHORTEST_TIME..LONGEST_TIME is no measurement: it is skipped too
+(and so left out of every saving).
 Values of an unexpected type become bounded text (`short_text`), however deep or long they are.
 Legacy Auto Tune files (an object of operator entries, no report in it) are read by `legacy.py`.
 """

@@ -149,9 +149,9 @@ def test_zero_and_negative_times_are_left_out_of_every_saving_with_a_warning() -
     result_file = load_result_file(HOSTILE / "non_positive_times.json")
     label = "report_20260401090000000_9 (#1)"
     assert result_file.warnings == [
-        f"{label} OPAT: 4 of 5 operator records skipped (a time is zero, negative or below 1e-06) (first: zero_after: before 10, after 0)",
-        f"{label} SGAT: model times left out, a time is zero, negative or below 1e-06 (before 5 ms, after -1 ms)",
-        f"{label} SGAT: 1 of 2 subgraph records skipped (a time is zero, negative or below 1e-06) (first: 1: before 4, after 0)",
+        f"{label} OPAT: 4 of 5 operator records skipped (a time is zero, negative, below 1e-06 or from 1e+300) (first: zero_after: before 10, after 0)",
+        f"{label} SGAT: model times left out, a time is zero, negative, below 1e-06 or from 1e+300 (before 5 ms, after -1 ms)",
+        f"{label} SGAT: 1 of 2 subgraph records skipped (a time is zero, negative, below 1e-06 or from 1e+300) (first: 1: before 4, after 0)",
     ]
     summary = summarize([result_file])
     assert [e.name for e in summary.operators] == ["good"] and [e.repo_key for e in summary.subgraphs] == ["2"]
