@@ -32,7 +32,7 @@ from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.runs.manifest import BankInventory, RunStatus
 from aoe_runner.runs.record_files import REMOVAL_JOURNAL, REMOVAL_LOCK, reason_of
 from aoe_runner.runs.status import MANIFEST_NAME
-from aoe_runner.runs.units import units_of
+from aoe_runner.runs.units import VERIFY, units_of
 
 DELETE_THREADS = 16
 DEAD_START_AFTER_S = 3600  # a run directory with no manifest this old is a start that was killed (a start takes seconds)
@@ -119,9 +119,21 @@ def remove_runs(store: RunStore, choose: Callable[[], list[RunRow]], on_wait: Ca
         for row in rows:
             if store.is_live(row.id):
                 raise RunIsLive(f"run {row.id} is running (pid of its supervisor alive); it can be removed once it ends")
+        verifications = {unit.verification for unit in units_of(store, rows) if unit.verification is not None}
         atomic_write_text(store.home / REMOVAL_JOURNAL, json.dumps([row.id for row in rows]) + "\n")
         _carry_out(store, [row.id for row in rows], removal.notes)
+        _remove_verification_directories(store, verifications)
     return removal
+
+
+def _remove_verification_directories(store: RunStore, verifications: set[str]) -> None:
+    """The scratch directory (its empty bank) of each verification that has no run left; a crash before this leaves
+    one behind, harmlessly."""
+    remaining = {unit.verification for unit in units_of(store, [row for row in store.list() if row.kind == VERIFY])}
+    for verification in verifications - remaining:
+        directory = store.home / "verifications" / verification
+        if _one_name(verification) and directory.is_dir() and not directory.is_symlink():
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def remove_or_plan(

@@ -46,6 +46,16 @@ def test_removing_one_arm_removes_its_verification(history: Home) -> None:
     assert len([line for line in done.stdout.splitlines() if line.startswith("would remove 20")]) == 4
 
 
+def test_removing_a_verification_removes_its_scratch_directory(history: Home, tmp_path: Path) -> None:
+    copy = Home(tmp_path)
+    shutil.copytree(history.root / "home", tmp_path / "home", symlinks=True)
+    (verification,) = (tmp_path / "home" / "verifications").iterdir()
+    verify_run = next(manifest["id"] for manifest in copy.manifests() if manifest["kind"] == "verify")
+    done = aoe_runner(copy, "runs", "rm", verify_run)
+    assert done.returncode == 0, done.stderr
+    assert _kinds(copy) == ["tune"] and not verification.exists()
+
+
 def test_a_filter_that_matches_part_of_a_verification_removes_none_of_it(history: Home, tmp_path: Path) -> None:
     copy = Home(tmp_path)
     shutil.copytree(history.root / "home", tmp_path / "home", symlinks=True)
