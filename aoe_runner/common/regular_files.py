@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from aoe_runner.errors import InputError
 
@@ -22,13 +25,21 @@ def read_regular_file(where: str) -> tuple[bytes, float]:
 def read_with_status(where: str, size: int = -1) -> tuple[bytes, os.stat_result]:
     """A file's bytes (its first `size` bytes when given) and its status as it was opened; InputError for anything
     but a regular file."""
+    with _opened_regular(where) as (handle, info):
+        return handle.read(size), info
+
+
+@contextmanager
+def _opened_regular(where: str) -> Iterator[tuple[BinaryIO, os.stat_result]]:
+    """The file opened without waiting (a FIFO would block the reader forever) and its status; InputError for anything
+    but a regular file, and for a failure to open or read it."""
     try:
         fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with open(fd, "rb") as handle:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
-            return handle.read(size), info
+            yield handle, info
     except OSError as error:
         raise InputError(where, f"cannot read: {error.strerror or error}") from None
 
@@ -43,29 +54,23 @@ def read_json_file(where: str) -> tuple[bytes, os.stat_result]:
     """read_with_status for a JSON document, refused before it is read whole when it cannot be one: larger than
     MAX_JSON_BYTES, or starting with an ASCII byte no JSON value starts with (a zero-filled or sparse file, of any
     size). A first byte beyond ASCII (a UTF-16 byte order mark) is left to the decoder, which says what it is."""
-    try:
-        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with open(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise InputError(where, "not a regular file (a FIFO, device or socket is never read)")
-            if info.st_size > MAX_JSON_BYTES:
-                size, most = f"{-(-info.st_size // 2**20):,} MiB", f"{MAX_JSON_BYTES >> 20:,} MiB"
-                raise InputError(where, f"{size}, more than the {most} a result file may have: not read")
-            head = handle.read(_HEAD_BYTES)
-            while len(head) < _MOST_WHITESPACE and not head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n"):
-                more = handle.read(_HEAD_BYTES)  # only whitespace so far: its first significant byte is further on
-                if not more:
-                    break
-                head += more
-            first = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1]
-            if not first and len(head) >= _MOST_WHITESPACE:
-                raise InputError(where, f"not an AOE result file: it starts with {_MOST_WHITESPACE >> 20} MiB of whitespace")
-            if first and first[0] < 0x80 and first[0] not in _JSON_STARTS:  # others: the decoder names the encoding
-                raise InputError(where, "not an AOE result file: it is not JSON (expected '{' or '[')")
-            return head + handle.read(), info
-    except OSError as error:
-        raise InputError(where, f"cannot read: {error.strerror or error}") from None
+    with _opened_regular(where) as (handle, info):
+        if info.st_size > MAX_JSON_BYTES:
+            size, most = f"{-(-info.st_size // 2**20):,} MiB", f"{MAX_JSON_BYTES >> 20:,} MiB"
+            raise InputError(where, f"{size}, more than the {most} a result file may have: not read")
+        first, read = b"", 0
+        while not first and read < _MOST_WHITESPACE:  # past any whitespace to the first significant byte
+            piece = handle.read(_HEAD_BYTES)
+            if not piece:
+                break
+            first = (piece.removeprefix(b"\xef\xbb\xbf") if read == 0 else piece).lstrip(b" \t\r\n")[:1]
+            read += len(piece)
+        if not first and read >= _MOST_WHITESPACE:
+            raise InputError(where, f"not an AOE result file: it starts with {_MOST_WHITESPACE >> 20} MiB of whitespace")
+        if first and first[0] < 0x80 and first[0] not in _JSON_STARTS:  # others: the decoder names the encoding
+            raise InputError(where, "not an AOE result file: it is not JSON (expected '{' or '[')")
+        handle.seek(0)  # the whole file in one piece: no copy of it joined to its head
+        return handle.read(), info
 
 
 def path_kind(path: str | Path) -> str | None:
