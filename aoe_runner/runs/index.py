@@ -156,14 +156,18 @@ class RunIndex:
         query = f"SELECT {_COLUMNS} FROM runs {clauses} ORDER BY started_at DESC, id DESC"
         if where.limit is not None:
             query += f" LIMIT {int(where.limit)}"
-        with self.connect() as db:
-            found = [dict(zip(_COLUMN_NAMES, row, strict=True)) for row in db.execute(query, values)]
-        problems = [problem for fields in found if (problem := damage(fields, self.runs_dir)) is not None]
+        checked = self._checked_rows(query, values)
+        problems = [problem for _, problem in checked if problem is not None]
         if problems:
             self._rebuild(problems[0], len(problems))
-            with self.connect() as db:
-                found = [dict(zip(_COLUMN_NAMES, row, strict=True)) for row in db.execute(query, values)]
-        return [_row(tuple(fields.values())) for fields in found if damage(fields, self.runs_dir) is None]
+            checked = self._checked_rows(query, values)
+        return [_row(row) for row, problem in checked if problem is None]
+
+    def _checked_rows(self, query: str, values: list[object]) -> list[tuple[tuple[object, ...], str | None]]:
+        """The rows the query finds, each with what makes it no manifest's row (row_checks.damage), if anything."""
+        with self.connect() as db:
+            found = db.execute(query, values).fetchall()
+        return [(row, damage(dict(zip(_COLUMN_NAMES, row, strict=True)), self.runs_dir)) for row in found]
 
     def all_ids(self) -> set[str]:
         with self.connect() as db:
