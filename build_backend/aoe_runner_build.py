@@ -69,13 +69,8 @@ def _compiled_wheel(scratch: Path, wheel_directory: str, config_settings: dict[s
         paths.insert(0, str(fetched))
     env = {**os.environ, COMPILE_VARIABLE: "1", BUILD_DIR_VARIABLE: str(scratch / "build"), "PYTHONPATH": os.pathsep.join(paths)}
     command = [sys.executable, "-c", _BUILD, wheel_directory, json.dumps(config_settings or {})]
-    try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        return None, f"mypyc took more than {COMPILE_TIMEOUT_S} s"
-    if done.returncode != 0:
-        return None, f"mypyc or the C compiler failed: {_last_line(done.stderr or done.stdout)}"
-    return done.stdout.strip().splitlines()[-1], ""
+    done, why = _run(command, env, COMPILE_TIMEOUT_S, "mypyc", "mypyc or the C compiler failed")
+    return (done.stdout.strip().splitlines()[-1], "") if done is not None else (None, why)
 
 
 def _fetch_mypy(target: Path) -> tuple[Path | None, str]:
@@ -87,13 +82,21 @@ def _fetch_mypy(target: Path) -> tuple[Path | None, str]:
     env = {name: value for name, value in os.environ.items() if name not in isolation}
     command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"]
     command += ["--only-binary", ":all:", "--retries", "1", "--timeout", "30", "--target", str(target), MYPY]
+    done, why = _run(command, env, FETCH_TIMEOUT_S, f"fetching {MYPY}", f"{MYPY} could not be installed for the build")
+    return (target, "") if done is not None else (None, why)
+
+
+def _run(
+    command: list[str], env: dict[str, str], timeout_s: int, slow: str, failed: str
+) -> tuple[subprocess.CompletedProcess[str] | None, str]:
+    """The finished command, or None and why not: `slow` ran past timeout_s, or `failed` (with its last error line)."""
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=FETCH_TIMEOUT_S, check=False)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
-        return None, f"fetching {MYPY} took more than {FETCH_TIMEOUT_S} s"
+        return None, f"{slow} took more than {timeout_s} s"
     if done.returncode != 0:
-        return None, f"{MYPY} could not be installed for the build: {_last_line(done.stderr or done.stdout)}"
-    return target, ""
+        return None, f"{failed}: {_last_line(done.stderr or done.stdout)}"
+    return done, ""
 
 
 def _last_line(text: str) -> str:
