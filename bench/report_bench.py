@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from generate_corpus import write_corpus  # noqa: E402
 from installs import regular_install  # noqa: E402
+from report_phases import PhaseFigures  # noqa: E402
+from report_phases import measure as measure_phases  # noqa: E402
+from report_phases import render as render_phases  # noqa: E402
 
 BARE_LOOP = (
     "import json, sys, pathlib\n"
@@ -115,6 +118,7 @@ class ReportFigures:
     compiled: bool
     rounds: int
     installs: dict[str, float]  # variant -> seconds `pip install .` took
+    phases: list[PhaseFigures]  # where a 1-CPU report's time goes, per corpus and variant
 
 
 def run(
@@ -288,9 +292,26 @@ def measure(rounds: int, quick: bool = False) -> ReportFigures:
         print("growth with files", flush=True)
         growth = measure_growth(corpora[0], plain, compiled, 2)
         small_rss = measure_small_rss(plain, scratch)
+        print("report's phases, 1 CPU", flush=True)
+        variants = [("compiled", default_install)] if compiled else []
+        phases = [
+            measure_phases(install.python, variant, corpus.path, rounds)
+            for corpus in corpora
+            for variant, install in [*variants, ("plain", plain_install)]
+        ]
     installs = {"plain": plain_install.seconds, "default": default_install.seconds}
     return ReportFigures(
-        corpora, throughput, cache, growth, small_rss, load_before, os.getloadavg(), compiled is not None, rounds, installs
+        corpora,
+        throughput,
+        cache,
+        growth,
+        small_rss,
+        load_before,
+        os.getloadavg(),
+        compiled is not None,
+        rounds,
+        installs,
+        phases,
     )
 
 
@@ -343,6 +364,10 @@ def render(f: ReportFigures) -> str:
         f"{f.installs['default']:.0f} s here), `plain` what `AOE_RUNNER_MYPYC=0 pip install .` installs and any",
         f"machine without a compiler gets (installed in {f.installs['plain']:.0f} s); the compiled JSON is checked",
         "byte-identical to the plain one's before timing. jq runs `" + JQ_FILTER + "` over all files.",
+        "",
+        "### Where the time goes",
+        "",
+        render_phases(f.phases),
         "",
         "### A second report with one new file (the cache)",
         "",
