@@ -19,6 +19,7 @@ RANKS = {
     "errors": 0,
     "common": 1,
     "results": 2,
+    "frameworks": 2,
     "report": 3,
     "preflight": 3,
     "runs": 4,

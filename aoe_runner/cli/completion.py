@@ -55,6 +55,7 @@ def choices(*values: str) -> Callable[[str], list[str]]:
 
 FORMATS = choices("table", "json", "csv", "markdown", "html")
 MODES = choices("op", "subgraph")
+FRAMEWORKS = choices("auto", "tf", "mindspore", "pytorch")
 KINDS = choices("tune", "verify")
 STATUSES = choices("running", "succeeded", "failed", "timed_out", "interrupted", "abandoned")
 

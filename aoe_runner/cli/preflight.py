@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +12,9 @@ from aoe_runner.cli.options import CSV, JSON, MARKDOWN, TABLE, JsonFlag, OutputF
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.errors import UsageError
+
+if TYPE_CHECKING:
+    from aoe_runner.frameworks.kinds import Framework
 
 FORMATS = (TABLE, JSON, MARKDOWN, CSV)
 Mode = Annotated[
@@ -22,6 +25,19 @@ Mode = Annotated[
         help="op (also 2, opat) or subgraph (also 1, sgat) [default: from AOE_MODE, else op].",
         autocompletion=completion.MODES,
     ),
+]
+FrameworkOption = Annotated[
+    str,
+    typer.Option(
+        "--framework",
+        metavar="NAME",
+        help="tf, mindspore, pytorch or auto (the training formulas); pytorch: the dump-then-tune formulas.",
+        autocompletion=completion.FRAMEWORKS,
+    ),
+]
+Model = Annotated[
+    Path | None,
+    typer.Option("--model", metavar="FILE", readable=False, help="Check for tuning this model file with the offline aoe CLI."),
 ]
 Procs = Annotated[str, typer.Option("--procs", metavar="P", help="Training processes in the script, at least 1.")]
 ModelMemory = Annotated[str | None, typer.Option("--model-memory", metavar="SIZE", help="Memory the model needs, e.g. 12GiB.")]
@@ -44,6 +60,8 @@ Facts = Annotated[
 
 def preflight(
     mode: Mode = None,
+    framework: FrameworkOption = "auto",
+    model: Model = None,
     procs: Procs = "1",
     model_memory: ModelMemory = None,
     aoe_ini: AoeIni = None,
@@ -64,9 +82,28 @@ def preflight(
     processes = whole_number(procs, "--procs", minimum=1) or 1
     if facts_file is not None and (aoe_ini is not None or soc is not None):
         raise UsageError("--aoe-ini and --soc describe this host; they cannot change saved --facts")
-    result = preflight_report(mode, processes, model_memory, aoe_ini=aoe_ini, soc=soc, facts_file=facts_file)
+    chosen, model_bytes = _scenario(framework, model)
+    result = preflight_report(
+        mode, processes, model_memory, aoe_ini=aoe_ini, soc=soc, facts_file=facts_file, framework=chosen,
+        model_file_bytes=model_bytes,
+    )  # fmt: skip
     if save_facts is not None:
         write_facts(result.facts, save_facts)
         terminal.info(f"wrote {save_facts}")
     emit(terminal, formatter.preflight(result, verbose or terminal.verbose), output)
     return result.exit_code(strict)
+
+
+def _scenario(framework: str, model: Path | None) -> tuple[Framework | None, int | None]:
+    """--framework (auto: none known, the training formulas) and --model's size (the offline scenario)."""
+    from aoe_runner.errors import InputError
+    from aoe_runner.frameworks.kinds import Framework
+
+    chosen = Framework.parse(framework)
+    if model is None:
+        return chosen, None
+    if chosen is not None:
+        raise UsageError("--framework names a training script's framework; --model checks for a model file")
+    if not model.is_file():
+        raise InputError(str(model), "no such model file")
+    return None, model.stat().st_size

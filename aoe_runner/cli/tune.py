@@ -1,4 +1,5 @@
-"""`aoe-runner tune`: a training script run under AOE tuning, gated by preflight, supervised and recorded."""
+"""`aoe-runner tune`: a training script (or, with --model, a model file) tuned by AOE, gated by preflight, supervised
+and recorded."""
 
 from __future__ import annotations
 
@@ -15,12 +16,16 @@ from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
+    from aoe_runner.common.modes import TuneMode
     from aoe_runner.render.tune_progress import TerminalReporter
     from aoe_runner.runs.history import RunStore
     from aoe_runner.runs.manifest import RunManifest
     from aoe_runner.tune.request import TuneRequest
 
-Script = Annotated[Path, typer.Argument(metavar="SCRIPT", help="The training script (.py, or any executable).")]
+Script = Annotated[
+    Path | None,
+    typer.Argument(metavar="SCRIPT", help="The training script (.py, or any executable); none with --model.", show_default=False),
+]
 Mode = Annotated[
     str | None,
     typer.Option(
@@ -48,52 +53,83 @@ Skip = Annotated[
     list[str] | None,
     typer.Option("--skip", metavar="CHECK[,CHECK]", help="Run even when these preflight checks fail (repeatable)."),
 ]
+Framework = Annotated[
+    str,
+    typer.Option(
+        "--framework",
+        metavar="NAME",
+        help="tf, mindspore, pytorch, or auto: read from the script's imports.",
+        autocompletion=completion.FRAMEWORKS,
+    ),
+]
+TuneOps = Annotated[
+    Path | None,
+    typer.Option("--tune-ops", metavar="FILE", help='Tune only these: {"tune_ops_name": [...], "tune_ops_type": [...]}.'),
+]
+AoeCli = Annotated[Path | None, typer.Option("--aoe", metavar="PATH", help="The offline aoe CLI [default: CANN's, or PATH].")]
+Model = Annotated[
+    Path | None, typer.Option("--model", metavar="FILE", help="Tune a model file with the offline aoe CLI instead of a script.")
+]
+Weight = Annotated[Path | None, typer.Option("--weight", metavar="FILE", help="--model: a Caffe model's .caffemodel.")]
+ModelFramework = Annotated[
+    str | None,
+    typer.Option("--model-framework", metavar="NAME", help="--model: caffe, mindspore, tf or onnx [default: from the suffix]."),
+]
+Reload = Annotated[str | None, typer.Option("--reload", metavar="RUN", help="--model: resume RUN's interrupted subgraph tuning.")]
+KeepWorkspace = Annotated[bool, typer.Option("--keep-workspace", help="--model: keep aoe_workspace/ in the record.")]
 DryRun = Annotated[
     bool, typer.Option("--dry-run", help="Print what a run would do and whether preflight lets it start; run nothing.")
 ]
 
 
+# fmt: off
 def tune(
-    script: Script,
-    arguments: ScriptArguments = None,
-    mode: Mode = None,
-    bank: Bank = None,
-    work_dir: WorkDir = None,
-    te_parallel: TeParallel = None,
-    repeat_tune: RepeatTune = False,
-    device: Device = None,
-    python: Python = THIS_PYTHON,
-    timeout: Timeout = None,
-    grace: Grace = "10s",
-    model_memory: ModelMemory = None,
-    force: Force = False,
-    rehash: Rehash = False,
-    skip: Skip = None,
+    script: Script = None, arguments: ScriptArguments = None, mode: Mode = None, framework: Framework = "auto",
+    bank: Bank = None, work_dir: WorkDir = None, te_parallel: TeParallel = None, repeat_tune: RepeatTune = False,
+    device: Device = None, python: Python = THIS_PYTHON, timeout: Timeout = None, grace: Grace = "10s",
+    model_memory: ModelMemory = None, tune_ops: TuneOps = None, aoe: AoeCli = None, model: Model = None,
+    weight: Weight = None, model_framework: ModelFramework = None, reload: Reload = None,
+    keep_workspace: KeepWorkspace = False, force: Force = False, rehash: Rehash = False, skip: Skip = None,
     dry_run: DryRun = False,
 ) -> int:
-    """Run a training script under AOE tuning: preflight, device lock, live progress, a full run record."""
-    from aoe_runner.common.modes import TuneMode
+    """Tune a training script (or a model file) with AOE: preflight, device lock, live progress, a full run record."""
+    from aoe_runner.cli.targets import tune_target
     from aoe_runner.common.quantities import optional_duration, parse_duration
     from aoe_runner.tune.request import TuneRequest
 
-    if mode is None:
-        raise UsageError("tune needs --mode op or --mode subgraph")
+    chosen_mode, grace_s = _mode(mode), parse_duration(grace, "--grace")  # every bad value before any path is read
+    timeout_s, threads = optional_duration(timeout, "--timeout"), _te_parallel(te_parallel)
+    device_number = whole_number(device, "--device")
+    target = tune_target(script, arguments, model, weight, model_framework, framework)
     request = TuneRequest(
-        script=script, arguments=arguments or [], mode=TuneMode.parse(mode), bank=bank, work_dir=work_dir,
-        te_parallel=_te_parallel(te_parallel), repeat_tune=repeat_tune, device=whole_number(device, "--device"),
-        python=python, timeout_s=optional_duration(timeout, "--timeout"), grace_s=parse_duration(grace, "--grace"),
-        model_memory=model_memory, force=force, rehash=rehash, skip=split_names(skip),
-    )  # fmt: skip
+        script=target.script, arguments=arguments or [], mode=chosen_mode, bank=bank, work_dir=work_dir,
+        te_parallel=threads, repeat_tune=repeat_tune, device=device_number, python=python, timeout_s=timeout_s,
+        grace_s=grace_s, model_memory=model_memory, force=force, rehash=rehash, skip=split_names(skip),
+        framework=target.framework, framework_source=target.source, tune_ops=tune_ops, aoe_cli=aoe, model=target.model,
+        reload_of=reload, keep_workspace=keep_workspace,
+    )
+    terminal.info(target.describe())
     store = run_store()
     return _dry_run(request, store) if dry_run else _run(request, store)
+# fmt: on
+
+
+def _mode(mode: str | None) -> TuneMode:
+    from aoe_runner.common.modes import TuneMode
+
+    if mode is None:
+        raise UsageError("tune needs --mode op or --mode subgraph")
+    return TuneMode.parse(mode)
 
 
 def _te_parallel(text: str | None) -> int | None:
-    """--te-parallel as a whole number; the tuning request checks its range."""
+    """--te-parallel as a whole number in AOE's range."""
+    from aoe_runner.tune.request import check_te_parallel
+
     if text is None:
         return None
     try:
-        return int(text.strip(), 10)
+        return check_te_parallel(int(text.strip(), 10))
     except ValueError:
         raise UsageError(f"--te-parallel: {text!r} is not a whole number from 1 to 32") from None
 

@@ -10,6 +10,7 @@ from aoe_runner.common.files import write_output
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.common.regular_files import path_kind, read_with_status
 from aoe_runner.errors import ExitCode, InputError
+from aoe_runner.frameworks.kinds import Framework
 from aoe_runner.preflight.checks import CheckResult, Status, run_checks
 from aoe_runner.preflight.facts import HostFacts, gather_facts
 from aoe_runner.preflight.plan import Plan, plan_for
@@ -78,10 +79,13 @@ def preflight_report(
     aoe_ini: Path | None = None,
     soc: str | None = None,
     facts_file: Path | None = None,
+    framework: Framework | None = None,
+    model_file_bytes: int | None = None,
 ) -> PreflightReport:
-    """The checks of a plan (mode, processes, model memory) on this host as measured now, or on saved facts."""
+    """The checks of a plan (mode, processes, model memory, and the scenario a framework or a model file's size
+    implies) on this host as measured now, or on saved facts."""
     if aoe_ini is not None:
         refuse_unreadable_ini(aoe_ini)
     facts = load_facts(facts_file) if facts_file is not None else gather_facts(aoe_ini=aoe_ini, soc=soc)
-    plan = plan_for(mode, processes, model_memory, facts.environment)
+    plan = plan_for(mode, processes, model_memory, facts.environment, framework, model_file_bytes)
     return check_host(facts, plan)

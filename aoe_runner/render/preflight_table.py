@@ -78,12 +78,20 @@ def render_preflight_csv(report: PreflightReport) -> str:
 def _header(report: PreflightReport) -> list[str]:
     facts, plan = report.facts, report.plan
     memory = f"model memory {plan.model_memory_bytes / 2**30:.1f} GiB" if plan.model_memory_bytes else "model memory unknown"
+    scenario = f"{_SCENARIOS[plan.scenario.value]}, " if plan.scenario.value in _SCENARIOS else ""
+    framework = f"{plan.framework.value}, " if plan.framework is not None and not scenario else ""
     return [
-        f"preflight for {plan.mode.value} tuning ({plan.mode_source}), P={plan.procs}, {memory}",
+        f"preflight for {plan.mode.value} tuning ({plan.mode_source}), {scenario}{framework}P={plan.procs}, {memory}",
         f"host {facts.hostname}: {count(facts.logical_cpus, 'CPU')}, {facts.available_memory_bytes / 2**30:.1f} GiB available, "
         f"SoC {facts.soc or 'unknown'}, CANN {facts.cann.describe()}",
         f"npu-smi: {facts.npus.describe()}",
     ]
+
+
+_SCENARIOS = {  # the training scenario goes unsaid
+    "pytorch": "PyTorch dump then offline CLI",
+    "offline": "model file, offline CLI",
+}
 
 
 def _ordered(report: PreflightReport) -> list[CheckResult]:

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Annotated, Literal
-
-from annotated_types import Ge, Le
+from typing import Literal
 
 from aoe_runner.common.modes import TuneMode
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.facts import HostFacts
+from aoe_runner.runs.flows import Count, OfflineRecord, PhaseRecord, SwitchRecord
 from aoe_runner.runs.status import RunStatus
 
 LOG_NAME = "log.txt"
 SCHEMA_VERSION = 1
-
-Count = Annotated[int, Ge(0), Le(2**63 - 1)]  # a size or a count, as a file system and SQLite can hold it
 
 
 def check_moments(*moments: datetime | None) -> None:
@@ -310,6 +307,16 @@ class RunManifest:
     """Processes that outlived the script and were stopped by aoe-runner."""
     late_signal: str | None = None
     """A signal that arrived after the script ended, while the run was being recorded."""
+    framework: str | None = None
+    """tf, mindspore or pytorch: how AOE was switched on; None for a model file and for records before it was kept."""
+    framework_source: str | None = None
+    """How the framework was chosen: --framework, or the script's imports."""
+    switch: SwitchRecord | None = None
+    """The framework call made before the script ran (MindSpore, PyTorch); None where variables do it (TensorFlow)."""
+    phases: list[PhaseRecord] = field(default_factory=list)
+    """Each supervised process in order: the script alone, or a PyTorch dump then the offline CLI."""
+    offline: OfflineRecord | None = None
+    """A model file tuned by the offline CLI (`tune --model`)."""
 
     def __post_init__(self) -> None:
         """aoe-runner writes UTC; a time without a zone (a hand-edited record) is read as UTC too, not compared raw."""

@@ -65,7 +65,8 @@ class Gate:
 
 
 def run_preflight(facts: HostFacts, request: TuneRequest, env: Mapping[str, str]) -> Gate:
-    plan = plan_for(request.mode.value, 1, request.model_memory, env)
+    model_bytes = request.model.path.stat().st_size if request.model is not None else None
+    plan = plan_for(request.mode.value, 1, request.model_memory, env, request.framework, model_bytes)
     report = check_host(facts, plan)
     if request.bank is not None and not request.bank.exists():
         report.checks = [_will_be_created(check, request.bank) if check.id == BANK_CHECK else check for check in report.checks]

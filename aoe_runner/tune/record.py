@@ -27,9 +27,10 @@ from aoe_runner.runs.manifest import LOG_NAME, Fingerprint, MarkerSeen, Progress
 from aoe_runner.tune.aoe_codes import CodeScanner
 from aoe_runner.tune.aoe_codes import describe as describe_code
 from aoe_runner.tune.markers import MarkerScanner
+from aoe_runner.tune.phases import Flow, Hooks, run_phases
 from aoe_runner.tune.relay import TerminalOutput
 from aoe_runner.tune.signals import CountedSignals
-from aoe_runner.tune.supervisor import Outcome, Streams, Supervisor
+from aoe_runner.tune.supervisor import Outcome, Streams
 from aoe_runner.tune.watch import BackgroundWatcher, ResultWatcher, WatchedFile
 
 RESULTS_COPY = "results"
@@ -57,8 +58,10 @@ def execute_recorded(
     inherit_fds: Sequence[int] = (),
     on_recorded: Callable[[], None] = lambda: None,
     signals: CountedSignals | None = None,
+    flow: Flow | None = None,
 ) -> RunManifest:
-    """Run manifest.command to its end and record it; the device lock, if any, is the caller's.
+    """Run the manifest's phases (phases.run_phases) to their end and record them; the device lock, if any, is the
+    caller's.
 
     terminal: where the script's output is relayed; None keeps it in the log only, and says nothing about the start.
     inherit_fds (the device lock) are passed to the script, so they stay open while any process of it lives.
@@ -69,7 +72,7 @@ def execute_recorded(
     """
     if signals is None:
         with CountedSignals() as own:
-            return execute_recorded(store, manifest, env, reporter, grace_s, terminal, inherit_fds, on_recorded, own)
+            return execute_recorded(store, manifest, env, reporter, grace_s, terminal, inherit_fds, on_recorded, own, flow)
     signals.stop_cancelling()
     run_dir = store.run_dir(manifest.id)
     with store.supervising(manifest.id):
@@ -78,8 +81,10 @@ def execute_recorded(
         if terminal is not None:
             reporter.notice(f"run {manifest.id}: {shlex.join(manifest.command)}")
             reporter.notice(f"recording to {run_dir}")
-        outcome = _supervise(manifest, env, run_dir, reporter, grace_s, terminal, inherit_fds, signals)
+        outcome = _supervise(manifest, env, run_dir, reporter, grace_s, terminal, inherit_fds, signals, flow)
         _record_end(manifest, outcome)
+        if flow is not None:
+            flow.finish(manifest)
         _record_bank(manifest, store)
         manifest.late_signal = outcome.late_signal or _late(manifest, signals)
         _save_end(store, manifest, reporter)
@@ -178,6 +183,7 @@ def _supervise(
     terminal: TerminalOutput | None,
     inherit_fds: Sequence[int],
     signals: CountedSignals,
+    flow: Flow | None,
 ) -> Outcome:
     watcher = ResultWatcher(Path(manifest.work_dir))
     background = BackgroundWatcher(watcher)
@@ -208,24 +214,14 @@ def _supervise(
                 reporter.notice(f"warning: {problem}")
 
     with open(run_dir / LOG_NAME, "wb", buffering=0) as log:
-        supervisor = Supervisor(
-            manifest.command,
-            env,
-            manifest.working_directory,
-            Streams(
-                out=terminal.out if terminal else None,
-                err=terminal.err if terminal else None,
-                log_fd=log.fileno(),
-                before_relay=reporter.clear,
-            ),
-            timeout_s=manifest.timeout_s,
-            grace_s=grace_s,
-            on_output=on_output,
-            on_tick=on_tick,
-            on_stopping=reporter.notice,
-            inherit_fds=inherit_fds,
+        streams = Streams(
+            out=terminal.out if terminal else None,
+            err=terminal.err if terminal else None,
+            log_fd=log.fileno(),
+            before_relay=reporter.clear,
         )
-        outcome = supervisor.run(signals, on_start=lambda pid: setattr(manifest, "child_pid", pid))
+        hooks = Hooks(on_output, on_tick, reporter.notice, lambda pid: setattr(manifest, "child_pid", pid))
+        outcome = run_phases(manifest, env, streams, grace_s, hooks, inherit_fds, signals, flow)
     reporter.clear()
     if terminal is not None:
         outcome.problems += terminal.problems()

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoe_runner.errors import InputError, UsageError
+from aoe_runner.frameworks.kinds import Framework, Scenario
+from aoe_runner.frameworks.offline import OfflineModel
 from aoe_runner.preflight.plan import TuneMode
 
 TE_PARALLEL_RANGE = range(1, 33)  # AOE.md §1: TE_PARALLEL_COMPILER is 1..32
@@ -33,18 +35,57 @@ class TuneRequest:
     force: bool = False
     skip: tuple[str, ...] = ()  # preflight checks whose failures and warnings do not stop the run
     rehash: bool = False  # read every bank file, even those the last inventory says are unchanged
+    framework: Framework | None = Framework.TF  # None: a model file for the offline CLI (`model`)
+    framework_source: str = "--framework"  # how it was chosen, for the screen and the record
+    tune_ops: Path | None = None  # {"tune_ops_name": [...], "tune_ops_type": [...]}: tune only these operators
+    aoe_cli: Path | None = None  # --aoe: the offline CLI to run
+    model: OfflineModel | None = None  # `tune --model`
+    reload_of: str | None = None  # --reload RUN: resume that run's interrupted subgraph tuning
+    keep_workspace: bool = False  # keep the offline CLI's aoe_workspace/ in the record
 
     def __post_init__(self) -> None:
-        if self.te_parallel is not None and self.te_parallel not in TE_PARALLEL_RANGE:
-            raise UsageError(f"--te-parallel: {self.te_parallel} is outside 1..32 (AOE's TE_PARALLEL_COMPILER range)")
+        if self.te_parallel is not None:
+            check_te_parallel(self.te_parallel)
         if self.device is not None and self.device < 0:
             raise UsageError(f"--device: {self.device} is not a device id (0, 1, ...)")
+        if self.framework is Framework.PYTORCH and self.mode is TuneMode.SUBGRAPH:
+            raise UsageError(
+                "--mode subgraph: PyTorch has operator tuning only (torch_npu dumps graphs for the offline CLI's "
+                "--job_type=2); tune its operators with --mode op"
+            )
+        if self.framework is Framework.MINDSPORE and self.tune_ops is not None:
+            raise UsageError(
+                "--tune-ops: MindSpore's AOE switch takes only a job type, no operator list (aoe_config documents "
+                "job_type alone); tune every operator, or tune an exported .air model with --model"
+            )
+        if self.reload_of is not None and (self.model is None or self.mode is not TuneMode.SUBGRAPH):
+            raise UsageError("--reload resumes an offline subgraph tuning: use it with --model and --mode subgraph")
+
+    @property
+    def scenario(self) -> Scenario:
+        return Scenario.of(self.framework, self.model is not None)
+
+    @property
+    def uses_cli(self) -> bool:
+        """Does the run need the offline `aoe` CLI (a model file, or a PyTorch dump)?"""
+        return self.model is not None or self.framework is Framework.PYTORCH
 
     def command(self) -> list[str]:
         return script_command(self.script, self.python, self.arguments)
 
     def check_script(self) -> None:
+        if self.model is not None:
+            if not self.model.path.is_file():
+                raise InputError(str(self.model.path), "no such model file")
+            return
         check_script(self.script, self.python)
+        if self.framework in (Framework.MINDSPORE, Framework.PYTORCH) and self.script.suffix != ".py":
+            raise UsageError(
+                f"{self.script}: {self.framework.value}'s AOE switch is a Python call made before the script runs, "
+                "so the script must be the .py file itself (not a wrapper)"
+            )
+        if self.tune_ops is not None and not self.tune_ops.is_file():
+            raise InputError(str(self.tune_ops), "--tune-ops: no such file")
 
     def device_id(self, base: Mapping[str, str]) -> int:
         return device_id(self.device, base)
@@ -52,10 +93,11 @@ class TuneRequest:
     def environment_changes(self, base: Mapping[str, str], work_dir: Path) -> dict[str, str]:
         """Every variable the script gets that differs from aoe-runner's own environment."""
         wanted = {
-            "AOE_MODE": self.mode.aoe_mode,
             "ASCEND_WORK_PATH": str(work_dir),
             "PYTHONUNBUFFERED": "1",  # output arrives as it is printed, not at exit
         }
+        if self.scenario is Scenario.TRAINING:  # the offline CLI takes the mode as --job_type
+            wanted["AOE_MODE"] = self.mode.aoe_mode
         if self.bank is not None:
             wanted["TUNE_BANK_PATH"] = str(self.bank.resolve())
         if self.te_parallel is not None:
@@ -65,6 +107,12 @@ class TuneRequest:
         if self.device is not None:
             wanted["ASCEND_DEVICE_ID"] = str(self.device)
         return {name: value for name, value in wanted.items() if base.get(name) != value}
+
+
+def check_te_parallel(value: int) -> int:
+    if value not in TE_PARALLEL_RANGE:
+        raise UsageError(f"--te-parallel: {value} is outside 1..32 (AOE's TE_PARALLEL_COMPILER range)")
+    return value
 
 
 def script_command(script: Path, python: str, arguments: list[str]) -> list[str]:

@@ -14,11 +14,13 @@ from aoe_runner.common.devlock import BankLock, DeviceLock, LockHolder
 from aoe_runner.common.locks import run_command
 from aoe_runner.common.quantities import format_duration
 from aoe_runner.common.safe_text import visible
-from aoe_runner.errors import AoeRunnerError
+from aoe_runner.errors import AoeRunnerError, InputError, UsageError
+from aoe_runner.frameworks.offline import WORKSPACE, find_cli
 from aoe_runner.preflight.facts import HostFacts, default_bank, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.history import RunStore
 from aoe_runner.runs.manifest import PreflightOutcome, RunManifest, RunStatus
+from aoe_runner.tune.flows import PlannedRun, plan_run
 from aoe_runner.tune.gate import Gate, refuse_unforcible, run_preflight
 from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.relay import TerminalOutput
@@ -32,7 +34,7 @@ WORK_DIR = "work"
 class DryRun:
     """Everything a real run would do, and whether it would be allowed to start."""
 
-    command: list[str]
+    planned: PlannedRun
     working_directory: str
     changes: dict[str, str]
     gate: Gate
@@ -44,7 +46,12 @@ class DryRun:
         return not self.gate.refused and not self.blocked_by
 
     def describe(self) -> str:
-        lines = [f"would run in {self.working_directory}:", f"  {shlex.join(self.command)}", "with these environment changes:"]
+        lines = []
+        for number, phase in enumerate(self.planned.phases, start=1):
+            where = phase.working_directory or self.working_directory
+            label = f"phase {number} ({phase.name}) " if len(self.planned.phases) > 1 else ""
+            lines += [f"would run {label}in {where}:", f"  {shlex.join(phase.command)}"]
+        lines += [*self.planned.notes, "with these environment changes:"]
         lines += [f"  {name}={shlex.quote(value)}" for name, value in sorted(self.changes.items())]
         lines += self.steps + [self.gate.verdict(), *self.blocked_by]
         lines.append("a real run would start" if self.would_start else "a real run would be refused: nothing would be launched")
@@ -54,14 +61,21 @@ class DryRun:
 def dry_run(request: TuneRequest, store: RunStore, base_env: Mapping[str, str] | None = None) -> DryRun:
     base = dict(os.environ if base_env is None else base_env)
     refuse_unforcible(request)
-    work_dir = request.work_dir.resolve() if request.work_dir else store.runs_dir / "<run id>" / WORK_DIR
-    changes = request.environment_changes(base, work_dir)
+    resumed = _resumed(request, store)
+    work_dir = _planned_work_dir(request, store.runs_dir / "<run id>", resumed)
+    blocked = []
+    try:
+        cli = offline_cli(request, base)
+    except InputError as error:
+        cli, blocked = "aoe", [error.message]
+    planned = plan_run(request, store.runs_dir / "<run id>", work_dir, cli)
+    changes = {**request.environment_changes(base, work_dir), **planned.environment}
     env = {**base, **changes}
     facts = gather_facts(env=env)
     gate = run_preflight(facts, request, env)
     bank = bank_directory(env, facts, request)
     device = request.device_id(base)
-    plan = DryRun(request.command(), os.getcwd(), changes, gate)
+    plan = DryRun(planned, os.getcwd(), changes, gate, blocked_by=blocked)
     if request.bank is not None and not request.bank.exists():
         plan.steps.append(f"would create the bank directory {request.bank}")
     plan.steps.append(
@@ -93,14 +107,18 @@ def run_tune(
     `signals`: the command's (see execute_recorded)."""
     base = dict(os.environ if base_env is None else base_env)
     refuse_unforcible(request)
+    cli = offline_cli(request, base)  # before anything is created: a run that needs it cannot go without it
+    resumed = _resumed(request, store)
     store.ensure_writable()
     device = request.device_id(base)
     started_at = datetime.now(timezone.utc)
     run_id, run_dir = store.create_run_directory(started_at)
     with discarded_on_failure(run_dir), ExitStack() as locks:
         identity = locks.enter_context(ScriptIdentity(request.script))  # git runs while preflight does
-        work_dir = _work_dir(request, run_dir)
-        changes = request.environment_changes(base, work_dir)
+        work_dir = _planned_work_dir(request, run_dir, resumed)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        planned = plan_run(request, run_dir, work_dir, cli)
+        changes = {**request.environment_changes(base, work_dir), **planned.environment}
         env = {**base, **changes}
         facts = gather_facts(env=env, count_history=False)  # the history's size is preflight's to show
         gate = run_preflight(facts, request, env)
@@ -121,13 +139,50 @@ def run_tune(
             request.bank.mkdir(parents=True)
             reporter.notice(f"created the bank directory {request.bank}")
         writing = locks.enter_context(_Writing(store, reporter))  # no collect removes a blob before the manifest names it
+        for note in planned.notes:
+            reporter.notice(f"note: {note}")
         manifest = _start_record(
-            request, run_id, identity, store, facts, env, changes, gate.outcome, started_at, device, work_dir
+            request, run_id, identity, store, facts, env, changes, gate.outcome, started_at, device, work_dir, planned
         )
         held = device_lock.inherited_fds() + bank_lock.inherited_fds()
         locks_held = locks.pop_all()
     with locks_held:
-        return execute_recorded(store, manifest, env, reporter, request.grace_s, terminal, held, writing.release, signals)
+        return execute_recorded(
+            store, manifest, env, reporter, request.grace_s, terminal, held, writing.release, signals, planned.flow
+        )
+
+
+def offline_cli(request: TuneRequest, env: Mapping[str, str]) -> str | None:
+    """The offline CLI, for a run that needs it (InputError, exit 4, when it is not there); None for the others."""
+    if not request.uses_cli:
+        return None
+    return find_cli(request.aoe_cli, env, Path(env.get("HOME") or str(Path.home())))
+
+
+def _resumed(request: TuneRequest, store: RunStore) -> RunManifest | None:
+    """The run --reload resumes: an offline subgraph tuning of the same model whose workspace is still there."""
+    if request.reload_of is None:
+        return None
+    resumed = store.resolve(request.reload_of, kind="tune")
+    offline = resumed.offline
+    if offline is None or request.model is None or offline.model != str(request.model.path):
+        model = request.model.path if request.model else "?"
+        raise UsageError(f"--reload {request.reload_of}: run {resumed.id} did not tune the model {model}")
+    if resumed.mode is not request.mode:
+        raise UsageError(f"--reload {request.reload_of}: run {resumed.id} was a {resumed.mode_label} tuning, not subgraph")
+    if not (Path(resumed.work_dir) / WORKSPACE).is_dir():
+        raise InputError(
+            str(Path(resumed.work_dir) / WORKSPACE),
+            f"--reload: run {resumed.id}'s workspace is gone (a run that succeeds removes it unless --keep-workspace)",
+        )
+    return resumed
+
+
+def _planned_work_dir(request: TuneRequest, run_dir: Path, resumed: RunManifest | None) -> Path:
+    """The work directory: the resumed run's (its aoe_workspace/), --work-dir, or one inside the record."""
+    if resumed is not None:
+        return Path(resumed.work_dir)
+    return request.work_dir.resolve() if request.work_dir else run_dir / WORK_DIR
 
 
 class _Writing:
@@ -162,6 +217,7 @@ def _start_record(
     started_at: datetime,
     device: int,
     work_dir: Path,
+    planned: PlannedRun,
 ) -> RunManifest:
     """The manifest as written before the script starts, with the bank inventoried and its new contents stored."""
     bank = bank_directory(env, facts, request)
@@ -171,7 +227,10 @@ def _start_record(
         id=run_id,
         status=RunStatus.RUNNING,
         **identity.fields(),
-        command=request.command(),
+        command=planned.command,
+        phases=planned.phases,
+        framework=request.framework.value if request.framework else None,
+        framework_source=request.framework_source if request.framework else None,
         arguments=request.arguments,
         working_directory=os.getcwd(),
         mode=request.mode,
@@ -196,12 +255,6 @@ def bank_directory(env: Mapping[str, str], facts: HostFacts | None, request: Tun
     home = env.get("HOME") or str(Path.home())
     path, _ = default_bank(env, home, facts.soc if facts else None, request.mode.value)
     return path.parent if path.name == "<soc_version>" else path
-
-
-def _work_dir(request: TuneRequest, run_dir: Path) -> Path:
-    work_dir = request.work_dir.resolve() if request.work_dir else run_dir / WORK_DIR
-    work_dir.mkdir(parents=True, exist_ok=True)
-    return work_dir
 
 
 def _share_bank(lock: BankLock, holder: LockHolder, reporter: RunReporter) -> BankLock:

@@ -19,11 +19,14 @@ from aoe_runner.common.devlock import BankLock, DeviceLock, LockHolder
 from aoe_runner.common.files import atomic_write_text
 from aoe_runner.common.jsontext import dump_json
 from aoe_runner.common.locks import run_command
-from aoe_runner.errors import InputError, Interrupted, UsageError
+from aoe_runner.errors import AoeRunnerError, InputError, Interrupted, UsageError
+from aoe_runner.frameworks.detect import detect_framework
+from aoe_runner.frameworks.kinds import Framework
 from aoe_runner.preflight.facts import HostFacts, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
 from aoe_runner.runs.history import TUNING, RunStore
 from aoe_runner.runs.manifest import RecordedResult, RunManifest, RunStatus, VerifyLink
+from aoe_runner.tune.flows import SWITCH_REPORT, FrameworkFlow, launched
 from aoe_runner.tune.record import RunReporter, ScriptIdentity, discarded_on_failure, execute_recorded, fingerprint_of
 from aoe_runner.tune.request import check_script, device_id, script_command
 from aoe_runner.verify.evidence import Evidence, arm_evidence, inventory_sha256, result_files
@@ -64,6 +67,7 @@ class _Plan:
     tuning_run: str | None
     python: str
     result_files: list[RecordedResult] = field(default_factory=list)
+    framework: Framework | None = None  # PyTorch runs through the launcher, which sets jit_compile
 
 
 @dataclass
@@ -146,7 +150,8 @@ def _plan(request: VerifyRequest, store: RunStore) -> _Plan:
     if request.script is None or request.bank is None:
         raise UsageError("verify needs SCRIPT and --bank PATH, or --run RUN")
     check_script(request.script, request.python)
-    return _Plan(request.script, request.arguments, _bank(request.bank, os.getcwd()), None, request.python)
+    framework = _framework(request.script)
+    return _Plan(request.script, request.arguments, _bank(request.bank, os.getcwd()), None, request.python, [], framework)
 
 
 def _plan_from_run(request: VerifyRequest, store: RunStore) -> _Plan:
@@ -156,6 +161,8 @@ def _plan_from_run(request: VerifyRequest, store: RunStore) -> _Plan:
     tuning = store.resolve(request.run or "", kind=TUNING)
     if tuning.kind != "tune":
         raise InputError(tuning.id, "is a verify run, not a tuning run")
+    if tuning.offline is not None and tuning.framework is None:
+        raise InputError(tuning.id, "tuned a model file with the offline CLI: verify runs a training script (SCRIPT --bank)")
     given = tuning.facts.environment.get("TUNE_BANK_PATH")
     if request.bank is not None:
         bank = _bank(request.bank, os.getcwd())
@@ -165,7 +172,17 @@ def _plan_from_run(request: VerifyRequest, store: RunStore) -> _Plan:
         raise InputError(tuning.id, "tuned into AOE's default bank (no TUNE_BANK_PATH): pass --bank with the directory to use")
     python = tuning.command[0] if tuning.script.endswith(".py") else request.python
     check_script(Path(tuning.script), python)
-    return _Plan(Path(tuning.script), list(tuning.arguments), bank, tuning.id, python, list(tuning.result_files))
+    framework = Framework(tuning.framework) if tuning.framework else _framework(Path(tuning.script))
+    results = list(tuning.result_files)
+    return _Plan(Path(tuning.script), list(tuning.arguments), bank, tuning.id, python, results, framework)
+
+
+def _framework(script: Path) -> Framework | None:
+    """The script's framework where its imports tell it; None (the script runs as it is) where they do not."""
+    try:
+        return detect_framework(script).framework
+    except AoeRunnerError:
+        return None
 
 
 def _bank(path: Path, cwd: str) -> Path:
@@ -198,6 +215,11 @@ def _one_run(
         changes = {name: value for name, value in changes.items() if base.get(name) != value}
         env = {name: value for name, value in {**base, **changes}.items() if name not in REMOVED}
         command = script_command(plan.script, plan.python, plan.arguments)
+        flow = None
+        if plan.framework is Framework.PYTORCH:  # the bank is used only with jit_compile=True (AOE.md §3): both arms
+            report = run_dir / SWITCH_REPORT
+            flow = FrameworkFlow(run_dir, work_dir, keep_workspace=False, switch_report=report)
+            command = launched(plan.python, report, ["--torch-jit-compile"], plan.script, plan.arguments)
         before = take_inventory(bank, previous=store.blobs.last_inventory(bank))
         seen = _Bank(inventory_sha256(before), len(before.files))  # before the store keeps the files out of line
         manifest = RunManifest(
@@ -206,6 +228,7 @@ def _one_run(
             status=RunStatus.RUNNING,
             **identity,
             command=command,
+            framework=plan.framework.value if plan.framework else None,
             arguments=plan.arguments,
             working_directory=os.getcwd(),
             mode=None,
@@ -222,7 +245,7 @@ def _one_run(
             started_at=started_at,
             bank_before=store.blobs.save_inventory(before),
         )
-    return execute_recorded(store, manifest, env, reporter, request.grace_s), seen
+    return execute_recorded(store, manifest, env, reporter, request.grace_s, flow=flow), seen
 
 
 def _stop_on_failure(manifest: RunManifest, store: RunStore) -> None:

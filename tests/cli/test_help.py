@@ -43,7 +43,7 @@ def test_help_reads_cleanly(cli, path: tuple[str, ...]) -> None:  # type: ignore
 
 def test_usage_lines_show_arguments_as_typed(cli) -> None:  # type: ignore[no-untyped-def]
     assert "Usage: aoe-runner validate [OPTIONS] [PATH]...\n" in cli("validate", "--help").out
-    assert "Usage: aoe-runner tune [OPTIONS] SCRIPT [-- ARGS...]\n" in cli("tune", "--help").out
+    assert "Usage: aoe-runner tune [OPTIONS] [SCRIPT] [-- ARGS...]\n" in cli("tune", "--help").out
     assert "Usage: aoe-runner runs show [OPTIONS] [RUN]\n" in cli("runs", "show", "--help").out
     assert "Usage: aoe-runner runs rm [OPTIONS] RUN...\n" in cli("runs", "rm", "--help").out
     assert re.search(r"--repeats N +Runs per arm.*\[default: 3; at least 1\]", " ".join(cli("verify", "--help").out.split()))

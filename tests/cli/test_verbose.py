@@ -42,7 +42,7 @@ def test_verbose_tune_refused_by_preflight_shows_every_check(tmp_path: Path) -> 
     script = tmp_path / "train.py"
     script.write_text("print('never run')\n")
     env = {"AOE_RUNNER_HOME": str(tmp_path / "home"), "AOE_RUNNER_LOCK_DIR": str(tmp_path / "locks"), "PATH": "/usr/bin:/bin"}
-    argv = [sys.executable, "-m", "aoe_runner", "tune", str(script), "--mode", "op"]  # no NPU here: refused
+    argv = [sys.executable, "-m", "aoe_runner", "tune", str(script), "--framework", "tf", "--mode", "op"]  # no NPU here: refused
     short = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
     every = subprocess.run([*argv[:3], "-v", *argv[3:]], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert short.returncode == every.returncode == 1, short.stderr  # a failed check: a finding

@@ -51,7 +51,11 @@ def test_the_plain_wheel_where_the_compiled_one_cannot_or_must_not_be_built(tmp_
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = (tmp_path / "wheels").glob("aoe_runner-*.whl")
     assert wheel.name.endswith("-py3-none-any.whl")
-    assert not [name for name in zipfile.ZipFile(wheel).namelist() if name.endswith(".so")]
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [name for name in names if name.endswith(".so")]
+    assert "aoe_runner/frameworks/launcher.py" in names  # run by path, so it must ship as a file
+    fakes = ("tests/", "mindspore/", "torch_npu/", "aoe_runner/simulator")  # the test fakes never ship
+    assert not [name for name in names if name.startswith(fakes) or "/fakes/" in name]
     assert _version_of(wheel, tmp_path).endswith("(plain Python)")
     if "CC" in env:  # pip -v shows why
         assert "building plain Python instead of the compiled variant: mypyc or the C compiler failed" in built.stderr

@@ -42,7 +42,7 @@ def test_runs_list_and_show_escape_a_hostile_script_name(tmp_path: Path) -> None
     script = tmp_path / f"train{FORGED}.py"
     script.write_text("print('training')\n")
 
-    tuned = aoe_runner(home, "tune", str(script), "--mode", "op", "--force", "--python", sys.executable)
+    tuned = aoe_runner(home, "tune", str(script), "--framework", "tf", "--mode", "op", "--force", "--python", sys.executable)
     listed = aoe_runner(home, "runs", "list")
     shown = aoe_runner(home, "runs", "show", "latest")
 

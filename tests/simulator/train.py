@@ -27,6 +27,11 @@ import sys
 import time
 from pathlib import Path
 
+try:  # a TensorFlow script on Ascend imports TFAdapter: this one stands in for such a script (`--framework auto` reads tf)
+    import npu_bridge  # type: ignore[import-not-found]  # noqa: F401
+except ImportError:
+    pass
+
 
 def main() -> int:
     parser = argparse.ArgumentParser()

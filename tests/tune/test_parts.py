@@ -295,7 +295,7 @@ def test_a_script_whose_name_is_not_utf8_is_run_recorded_listed_and_found(tmp_pa
     home = Home(tmp_path)
     script = tmp_path / os.fsdecode(b"tr\xffain.py")
     shutil.copy(SIMULATOR, script)
-    ran = aoe_runner(home, "tune", str(script), "--mode", "op", "--force", "--", "exit", "0")
+    ran = aoe_runner(home, "tune", str(script), "--framework", "tf", "--mode", "op", "--force", "--", "exit", "0")
     assert ran.returncode == 0, ran.stderr
     listed = aoe_runner(home, "runs", "list", "--script", str(script))
     assert listed.returncode == 0 and "tr\\udcffain.py" in listed.stdout  # shown escaped, found by the name as given
@@ -377,7 +377,7 @@ def test_tune_puts_its_notices_between_the_lines_of_a_script_that_writes_a_line_
     )
     home = Home(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "aoe_runner", "tune", str(script), "--mode", "op", "--force"],
+        [sys.executable, "-m", "aoe_runner", "tune", str(script), "--framework", "tf", "--mode", "op", "--force"],
         env=home.env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,

@@ -32,7 +32,7 @@ STEPS = (
 QUICK_START_PROJECT = "/home/me/quickstart"
 QUICK_START_HOST = "laptop"
 QUICK_START_STEPS = (
-    "aoe-runner tune train.py --mode op --bank bank --force",
+    "aoe-runner tune train.py --framework tf --mode op --bank bank --force",
     "aoe-runner verify --run latest",
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aoe_runner.frameworks.kinds import Framework, Scenario
 from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.facts import MULTI_DEVICE_VARIABLES, PROFILING_VARIABLES, HostFacts
 from aoe_runner.preflight.plan import Plan
@@ -59,10 +60,11 @@ def check_npu(facts: HostFacts, plan: Plan) -> CheckResult:
 
 def check_lspci(facts: HostFacts, plan: Plan) -> CheckResult:
     ok = facts.lspci is not None
+    base: dict[str, Any] = {"id": "lspci", "title": "lspci (pciutils, for MindSpore)", "required": "on PATH"}
+    if plan.framework not in (None, Framework.MINDSPORE) or plan.scenario is not Scenario.TRAINING:
+        return CheckResult(**base, status=Status.SKIP, observed=facts.lspci or "not found", fix="only MindSpore needs it")
     return CheckResult(
-        id="lspci",
-        title="lspci (pciutils, for MindSpore)",
-        required="on PATH",
+        **base,
         status=Status.PASS if ok else Status.WARN,
         observed=facts.lspci or "not found",
         fix=None if ok else "install pciutils (MindSpore needs it; other frameworks do not)",
@@ -88,7 +90,19 @@ def check_cpu_binding(facts: HostFacts, plan: Plan) -> CheckResult:
     )
 
 
+def _not_offline(check_id: str, title: str, plan: Plan) -> CheckResult | None:
+    """A training precondition does not apply to a model file tuned by the offline CLI: skipped, saying so."""
+    if plan.scenario is not Scenario.OFFLINE:
+        return None
+    return CheckResult(
+        id=check_id, title=title, required="-", status=Status.SKIP, observed="a model file", fix="applies to training scripts"
+    )
+
+
 def check_multi_device(facts: HostFacts, plan: Plan) -> CheckResult:
+    skipped = _not_offline("multi_device", "single device", plan)
+    if skipped:
+        return skipped
     hints = [f"{name}={facts.environment[name]}" for name in MULTI_DEVICE_VARIABLES if _multi(name, facts.environment.get(name))]
     return CheckResult(
         id="multi_device",
@@ -110,6 +124,9 @@ def _multi(name: str, value: str | None) -> bool:
 
 
 def check_profiling(facts: HostFacts, plan: Plan) -> CheckResult:
+    skipped = _not_offline("profiling", "profiling off", plan)
+    if skipped:
+        return skipped
     env = facts.environment
     on = [name for name in PROFILING_VARIABLES if env.get(name) and env[name].strip().lower() not in ("false", "0", "off")]
     return CheckResult(
@@ -123,6 +140,9 @@ def check_profiling(facts: HostFacts, plan: Plan) -> CheckResult:
 
 
 def check_static_memory(facts: HostFacts, plan: Plan) -> CheckResult:
+    skipped = _not_offline("static_memory", "GE_USE_STATIC_MEMORY", plan)
+    if skipped:
+        return skipped
     written = facts.environment.get("GE_USE_STATIC_MEMORY")
     ok = written is None or written.strip() == "0"
     return CheckResult(

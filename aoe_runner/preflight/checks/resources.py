@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from aoe_runner.frameworks.kinds import Scenario
 from aoe_runner.preflight.checks.result import GIB, CheckResult, Status, size_text
 from aoe_runner.preflight.checks.settings import cores_origin, run_loop, te_parallel_compiler, tuning_parallel_num
 from aoe_runner.preflight.facts import HostFacts
@@ -12,13 +13,16 @@ from aoe_runner.preflight.history import HistoryUse
 from aoe_runner.preflight.plan import Plan, TuneMode
 
 MIN_HOME_FREE_BYTES = 20 * GIB  # the docs write 20G; read as df -h reads it, 20 GiB
+OFFLINE_MEMORY_BYTES = 32 * GIB  # per offline AOE process (AOE.md §6: "32 GB", read as the 20G is)
+WORKSPACE_PER_MODEL_BYTE = 20  # aoe_workspace/ takes 2-10 GB for a 500 MB model (AOE.md §5): up to 20 times its size
 
 
 def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
     """The docs' 20 GB in the tuning user's home, plus what aoe-runner itself will write there for this run."""
     disk, history = facts.disk("home"), facts.history
     ours = history.next_run_bytes if history is not None and history.shares_home_filesystem else 0
-    needed = MIN_HOME_FREE_BYTES + ours
+    workspace = WORKSPACE_PER_MODEL_BYTE * plan.model_file_bytes if plan.model_file_bytes is not None else 0
+    needed = MIN_HOME_FREE_BYTES + ours + workspace
     base: dict[str, Any] = {"id": "disk", "title": "free disk in home", "required": f">= {size_text(needed)}"}
     if disk is None or disk.free_bytes is None:
         return CheckResult(**base, status=Status.FAIL, observed="unknown", fix=f"make {facts.home} exist and be readable")
@@ -35,6 +39,9 @@ def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
         )
         if ours:
             formula += f" + {size_text(ours)} that aoe-runner will write"
+    if workspace:
+        formula += f" + the offline CLI's aoe_workspace, up to 20 x the model's {size_text(plan.model_file_bytes or 0)}"
+        sources.append("aoe_workspace: 2-10 GB for a 500 MB model (MindSpore Lite's note, AOE.md §5)")
     ok = disk.free_bytes >= needed
     elsewhere = _history_elsewhere_problem(history)
     fix = None
@@ -70,6 +77,8 @@ def check_memory(facts: HostFacts, plan: Plan) -> CheckResult:
     tpn = tuning_parallel_num(facts)
     available = facts.available_memory_bytes
     base: dict[str, Any] = {"id": "memory", "title": "available memory", "observed": size_text(available)}
+    if plan.scenario is not Scenario.TRAINING:
+        return _offline_memory(facts, plan, base)
     if plan.model_memory_bytes is None:
         return CheckResult(
             **base,
@@ -101,21 +110,33 @@ def check_memory(facts: HostFacts, plan: Plan) -> CheckResult:
     )
 
 
+def _offline_memory(facts: HostFacts, plan: Plan, base: dict[str, Any]) -> CheckResult:
+    """The offline CLI's own need (AOE.md §6): 32 GB for its process, whatever the model."""
+    available = facts.available_memory_bytes
+    ok = available >= OFFLINE_MEMORY_BYTES
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.FAIL,
+        required=f">= {size_text(OFFLINE_MEMORY_BYTES)}",
+        formula=f"{size_text(available)} >= 32 GiB for the offline aoe process ({plan.scenario.value} scenario)",
+        sources=[facts.sources.get("available_memory_bytes", "psutil.virtual_memory().available")],
+        fix=None if ok else "free memory or tune on a larger host (more with large-shape operators)",
+    )
+
+
 def check_cpus(facts: HostFacts, plan: Plan) -> CheckResult:
     te, tpn = te_parallel_compiler(facts), tuning_parallel_num(facts)
     cores, p = facts.logical_cpus, plan.procs
-    base: dict[str, Any] = {"id": "cpus", "title": f"host CPUs ({plan.mode.value} tuning)", "observed": str(cores)}
+    scenario = "" if plan.scenario is Scenario.TRAINING else f", {plan.scenario.value}"
+    title = f"host CPUs ({plan.mode.value} tuning{scenario})"
+    base: dict[str, Any] = {"id": "cpus", "title": title, "observed": str(cores)}
     for setting, highest in ((te, 32), (tpn, 64)):  # a value AOE refuses (0, 99, abc) cannot go into the formula
         if setting.value is None or not 1 <= setting.value <= highest:
             fix = f"fix {setting.name} first (an integer from 1 to {highest})"
             return CheckResult(**base, status=Status.SKIP, required="?", sources=[setting.origin], fix=fix)
     assert te.value is not None and tpn.value is not None
-    needed = cpus_needed(plan.mode, p, te.value, tpn.value, cores)
-    if plan.mode is TuneMode.OP:
-        rule = "P x (TE_PARALLEL_COMPILER + TUNING_PARALLEL_NUM + min(cores/2, 8) + 50)"
-        rule += f" = {p} x ({te.value} + {tpn.value} + {min(cores / 2, 8):g} + 50)"
-    else:
-        rule = f"P x (2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER) = {p} x (2 x {tpn.value} + {te.value})"
+    needed = cpus_needed(plan, te.value, tpn.value, cores)
+    rule = cpu_rule(plan, te.value, tpn.value, cores)
     needed_whole = math.ceil(needed)
     ok = cores >= needed_whole
     return CheckResult(
@@ -128,26 +149,44 @@ def check_cpus(facts: HostFacts, plan: Plan) -> CheckResult:
     )
 
 
-def cpus_needed(mode: TuneMode, procs: int, te: int, tpn: int, cores: int) -> float:
-    """AOE.md §2.9 (op) and §2.10 (subgraph): the CPUs a host with `cores` CPUs needs for these settings."""
-    if mode is TuneMode.OP:
-        return procs * (te + tpn + min(cores / 2, 8) + 50)
-    return procs * (2 * tpn + te)
+def cpus_needed(plan: Plan, te: int, tpn: int, cores: int) -> float:
+    """The CPUs a host with `cores` CPUs needs for these settings: AOE.md §2.9 (op) and §2.10 (subgraph) in training,
+    §6 for the offline CLI (one process; +1, and 58 in place of 50 for a PyTorch dump's --model_path)."""
+    op = plan.mode is TuneMode.OP
+    if plan.scenario is Scenario.TRAINING:
+        return plan.procs * (te + tpn + min(cores / 2, 8) + 50) if op else plan.procs * (2 * tpn + te)
+    if not op:
+        return 2 * tpn + te + 1
+    return te + tpn + 1 + min(cores / 2, 8) + (58 if plan.scenario is Scenario.PYTORCH else 50)
+
+
+def cpu_rule(plan: Plan, te: int, tpn: int, cores: int) -> str:
+    """cpus_needed's formula, written out with these values."""
+    half = f"{min(cores / 2, 8):g}"
+    if plan.scenario is Scenario.TRAINING:
+        if plan.mode is TuneMode.OP:
+            rule = "P x (TE_PARALLEL_COMPILER + TUNING_PARALLEL_NUM + min(cores/2, 8) + 50)"
+            return rule + f" = {plan.procs} x ({te} + {tpn} + {half} + 50)"
+        return f"P x (2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER) = {plan.procs} x (2 x {tpn} + {te})"
+    if plan.mode is TuneMode.SUBGRAPH:
+        return f"2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER + 1 = 2 x {tpn} + {te} + 1"
+    extra = 58 if plan.scenario is Scenario.PYTORCH else 50
+    return f"TE_PARALLEL_COMPILER + TUNING_PARALLEL_NUM + 1 + min(cores/2, 8) + {extra} = {te} + {tpn} + 1 + {half} + {extra}"
 
 
 def _cpu_fix(plan: Plan, te: int, tpn: int, cores: int) -> str:
     """What would work: lower settings on this host when some are enough, else the host size that is."""
     as_set, lowest = _host_needed(plan, te, tpn), _host_needed(plan, 1, 1)
-    if math.ceil(cpus_needed(plan.mode, plan.procs, 1, 1, cores)) > cores:
+    if math.ceil(cpus_needed(plan, 1, 1, cores)) > cores:
         return (
             f"no setting makes {cores} CPUs enough: use a host with {as_set} CPUs, or {lowest} with "
             "TE_PARALLEL_COMPILER=1 and TUNING_PARALLEL_NUM=1"
         )
+    # what the rest of the formula leaves the settings on this host
+    budget = math.floor((cores - cpus_needed(plan, 0, 0, cores)) / plan.procs)
     if plan.mode is TuneMode.OP:
-        budget = math.floor(cores / plan.procs - min(cores / 2, 8) - 50)
         settings = f"TE_PARALLEL_COMPILER + TUNING_PARALLEL_NUM to {budget} together (now {te + tpn})"
     else:
-        budget = math.floor(cores / plan.procs)
         settings = f"2 x TUNING_PARALLEL_NUM + TE_PARALLEL_COMPILER to {budget} (now {2 * tpn + te})"
     return f"lower {settings}, or use a host with {as_set} CPUs"
 
@@ -155,8 +194,8 @@ def _cpu_fix(plan: Plan, te: int, tpn: int, cores: int) -> str:
 def _host_needed(plan: Plan, te: int, tpn: int) -> int:
     """The fewest CPUs a host needs for these settings (its own core count is in the op formula)."""
     cores = 1
-    while cores < math.ceil(cpus_needed(plan.mode, plan.procs, te, tpn, cores)):
-        cores = math.ceil(cpus_needed(plan.mode, plan.procs, te, tpn, cores))
+    while cores < math.ceil(cpus_needed(plan, te, tpn, cores)):
+        cores = math.ceil(cpus_needed(plan, te, tpn, cores))
     return cores
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from aoe_runner.frameworks.kinds import Scenario
 from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.facts import HostFacts, PathState, default_bank
 from aoe_runner.preflight.npu_smi import A2, A3
@@ -20,6 +21,9 @@ def check_aoe_mode(facts: HostFacts, plan: Plan) -> CheckResult:
         "title": "AOE_MODE",
         "required": f"unset, or {plan.mode.aoe_mode} for {plan.mode.value} tuning",
     }
+    if plan.scenario is not Scenario.TRAINING:
+        observed = "unset" if written is None else written
+        return CheckResult(**base, status=Status.SKIP, observed=observed, fix="the offline CLI takes the mode as --job_type")
     if written is None:
         return CheckResult(**base, status=Status.PASS, observed="unset", sources=[f"mode: {plan.mode_source}"], fix=None)
     value = written.strip()
