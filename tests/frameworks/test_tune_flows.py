@@ -309,3 +309,15 @@ def test_the_launcher_leaves_the_script_its_own_traceback_file_and_exit(home: Ho
     assert 'train.py", line 4, in <module>' in traceback and "KeyError: 'boom'" in traceback
     manifest = home.only_manifest()
     assert json.dumps(manifest["phases"][1]["skipped"]) == '"the dump phase exited 1"'
+
+
+def test_a_dry_run_shows_both_phases_and_preflight_checks_the_pytorch_formulas(home: Home) -> None:
+    write(home, "train.py", PYTORCH_SCRIPT)
+    done = aoe_runner(home, "tune", "train.py", "--mode", "op", "--aoe", str(FAKE_AOE), "--dry-run", env=env_for(home))
+    assert done.returncode == 1  # this host has no NPU: a real run would be refused
+    assert "would run phase 1 (dump) in" in done.stdout and "would run phase 2 (aoe) in" in done.stdout
+    assert f"{FAKE_AOE} --job_type=2 '--model_path=" in done.stdout  # shell-quoted: '<run id>' has a space
+    refused = aoe_runner(home, "tune", "train.py", "--mode", "op", "--aoe", str(FAKE_AOE), env=env_for(home))
+    assert refused.returncode == 1
+    assert "host CPUs (op tuning, pytorch): 2; needs >= 76" in refused.stderr  # 8 + 8 + 1 + 1 + 58
+    assert home.manifests() == [] and calls(home) == []
