@@ -16,6 +16,7 @@ from aoe_runner.render.table import Column
 from aoe_runner.render.table import render as render_table
 
 if TYPE_CHECKING:
+    from aoe_runner.runs.flows import PhaseRecord
     from aoe_runner.runs.index import RunRow
     from aoe_runner.runs.manifest import MarkerSeen, RunManifest
     from aoe_runner.runs.outcomes import RunListing
@@ -124,6 +125,7 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         f"  work dir   {manifest.work_dir}",
         f"  progress   {manifest.progress.describe()}",
     ]
+    lines += _flow_lines(manifest)
     if manifest.preflight is not None and manifest.preflight.forced:
         lines.append(f"  preflight  forced past: {', '.join(manifest.preflight.failed)}")
     for variable, value in sorted(manifest.environment.items()):
@@ -141,6 +143,37 @@ def render_run(manifest: RunManifest, run_dir: Path) -> str:
         lines.append(f"  result     {result.recorded}: {reports}{state}")
     lines.append(f"  bank       {manifest.bank}: {manifest.bank_before.count} files before{_bank_after(manifest)}")
     return "\n".join(map(visible, lines)) + "\n"
+
+
+def _flow_lines(manifest: RunManifest) -> list[str]:
+    """How AOE was switched on: the framework and its call, each phase of a two-phase run, the offline CLI's output."""
+    lines = []
+    if manifest.framework is not None:
+        lines.append(f"  framework  {manifest.framework} ({manifest.framework_source or 'not recorded how'})")
+    switch = manifest.switch
+    if switch is not None:
+        said = f"cannot switch AOE on: {switch.error}" if switch.error else "; ".join(switch.calls)
+        lines.append(f"  switch     {switch.framework} {switch.version or '?'}: {said}")
+    if len(manifest.phases) > 1:
+        for number, phase in enumerate(manifest.phases, start=1):
+            lines.append(f"  phase {number}    {phase.name}: {_phase_outcome(phase)}: {' '.join(phase.command)}")
+    offline = manifest.offline
+    if offline is not None:
+        kept = "kept" if offline.workspace_kept else "removed"
+        workspace = f"; workspace {offline.workspace_bytes / 2**20:.1f} MiB, {kept}" if offline.workspace else ""
+        resumes = f" (resumes run {offline.reload_of})" if offline.reload_of else ""
+        label = "dump   " if manifest.framework == "pytorch" else "model  "
+        lines.append(f"  {label}    {offline.model}{resumes}{workspace}")
+        lines += [f"  tuned      {model}" for model in offline.tuned_models]
+    return lines
+
+
+def _phase_outcome(phase: PhaseRecord) -> str:
+    if phase.started_at is None:
+        return f"not run ({phase.skipped})" if phase.skipped else "not run"
+    took = f" in {(phase.ended_at - phase.started_at).total_seconds():.1f} s" if phase.ended_at else ""
+    ended = f"killed by {phase.signal}" if phase.signal else f"exit {_code(phase.exit_code)}"
+    return f"{ended}{took}"
 
 
 def _mode(manifest: RunManifest) -> str:

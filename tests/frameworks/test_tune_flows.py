@@ -108,6 +108,10 @@ def test_pytorch_dumps_then_the_offline_cli_tunes_the_dump(home: Home) -> None:
     assert [Path(r["source"]).parent for r in manifest["result_files"]] == [Path(manifest["work_dir"])]
     assert manifest["offline"]["workspace_bytes"] > 0 and not manifest["offline"]["workspace_kept"]
     assert not (Path(manifest["work_dir"]) / "aoe_workspace").exists()
+    shown = aoe_runner(home, "runs", "show", "latest").stdout
+    assert f"  switch     pytorch 2.1.0.post8: torch_npu.npu.set_aoe({str(dump)!r})\n" in shown
+    assert "  phase 1    dump: exit 0 in " in shown and "  phase 2    aoe: exit 0 in " in shown
+    assert "workspace 0.0 MiB, removed" in shown
 
 
 def test_pytorch_refuses_subgraph_tuning(home: Home) -> None:
