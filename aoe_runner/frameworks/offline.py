@@ -151,9 +151,23 @@ def _toolkits(env: Mapping[str, str], home: Path) -> list[Path]:
     return list(dict.fromkeys([*named, *(root / under for root in roots for under in TOOLKITS_UNDER_ROOT)]))
 
 
-def tuned_models(work_dir: Path) -> list[Path]:
-    """The tuned models the CLI left in its workspace, in name order."""
-    return sorted(path for path in (work_dir / WORKSPACE).glob(TUNED_MODELS) if path.is_file() and not path.is_symlink())
+def tuned_models(work_dir: Path, entries: set[str] | None = None) -> list[Path]:
+    """The tuned models the CLI left in its workspace, in name order; only under `entries` (names of the workspace's
+    subdirectories) when given."""
+    found = (work_dir / WORKSPACE).glob(TUNED_MODELS)
+    return sorted(
+        path
+        for path in found
+        if path.is_file() and not path.is_symlink() and (entries is None or path.parents[2].name in entries)
+    )
+
+
+def workspace_entries(work_dir: Path) -> set[str]:
+    """The names in the workspace now (none when there is none)."""
+    try:
+        return set(os.listdir(work_dir / WORKSPACE))
+    except OSError:
+        return set()
 
 
 def tree_bytes(path: Path) -> int:

@@ -8,11 +8,14 @@
 
 The offline CLI runs in the work directory, so its result files and its aoe_workspace/ land there; once it ends,
 the tuned models are moved into the record and the workspace is measured and removed, unless --keep-workspace, or
-the run did not succeed (an interrupted subgraph tuning resumes from it with --reload).
+the run did not succeed (an interrupted subgraph tuning resumes from it with --reload). Only what the run created
+is taken or removed: a workspace in a --work-dir of the user's keeps whatever was there before the run (a
+workspace inside aoe-runner's own record is all the runs'.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -21,7 +24,14 @@ from pathlib import Path
 import aoe_runner.frameworks
 from aoe_runner.errors import ExitCode
 from aoe_runner.frameworks.kinds import Framework
-from aoe_runner.frameworks.offline import WORKSPACE, dump_command, model_command, tree_bytes, tuned_models
+from aoe_runner.frameworks.offline import (
+    WORKSPACE,
+    dump_command,
+    model_command,
+    tree_bytes,
+    tuned_models,
+    workspace_entries,
+)
 from aoe_runner.runs.flows import OfflineRecord, PhaseRecord, SwitchRecord
 from aoe_runner.runs.manifest import RunManifest, RunStatus
 from aoe_runner.tune.request import TuneRequest, script_command
@@ -47,9 +57,11 @@ class PlannedRun:
         return self.phases[0].command
 
 
-def plan_run(request: TuneRequest, run_dir: Path, work_dir: Path, cli: str | None) -> PlannedRun:
-    """The phases `request` runs, with the offline CLI at `cli` (found beforehand where the run needs it)."""
-    flow = FrameworkFlow(run_dir, work_dir, request.keep_workspace)
+def plan_run(request: TuneRequest, run_dir: Path, work_dir: Path, cli: str | None, records: Path) -> PlannedRun:
+    """The phases `request` runs, with the offline CLI at `cli` (found beforehand where the run needs it); `records`:
+    the directory of every run record (a work directory inside it is aoe-runner's own)."""
+    ours = work_dir.resolve().is_relative_to(records.resolve())
+    flow = FrameworkFlow(run_dir, work_dir, request.keep_workspace, existing=set() if ours else workspace_entries(work_dir))
     tune_ops = request.tune_ops.resolve() if request.tune_ops is not None else None  # the CLI runs elsewhere
     if request.model is not None:
         assert cli is not None
@@ -101,6 +113,7 @@ class FrameworkFlow:
     run_dir: Path
     work_dir: Path
     keep_workspace: bool
+    existing: set[str] = field(default_factory=set)  # the workspace's entries before the run: never taken nor removed
     switch_report: Path | None = None
     dump: Path | None = None
     offline: OfflineRecord | None = None
@@ -159,7 +172,8 @@ class FrameworkFlow:
         assert self.offline is not None
         workspace = self.work_dir / WORKSPACE
         kept = self.run_dir / TUNED
-        for model in tuned_models(self.work_dir):
+        created = workspace_entries(self.work_dir) - self.existing
+        for model in tuned_models(self.work_dir, created):
             kept.mkdir(exist_ok=True)
             target = kept / model.name
             shutil.move(model, target)
@@ -167,10 +181,19 @@ class FrameworkFlow:
         if not workspace.is_dir():
             return
         self.offline.workspace = str(workspace)
-        self.offline.workspace_bytes = tree_bytes(workspace)
+        self.offline.workspace_bytes = sum(tree_bytes(workspace / name) for name in created)
         self.offline.workspace_kept = self.keep_workspace or not succeeded
-        if not self.offline.workspace_kept:
-            shutil.rmtree(workspace, ignore_errors=True)
+        if self.offline.workspace_kept:
+            return
+        for name in created:
+            entry = workspace / name
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+        if not self.existing:
+            with contextlib.suppress(OSError):
+                workspace.rmdir()  # empty now, unless the CLI wrote into it meanwhile
 
 
 def _holds_files(directory: Path) -> bool:

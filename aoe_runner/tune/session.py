@@ -68,7 +68,7 @@ def dry_run(request: TuneRequest, store: RunStore, base_env: Mapping[str, str] |
         cli = offline_cli(request, base)
     except InputError as error:
         cli, blocked = "aoe", [error.message]
-    planned = plan_run(request, store.runs_dir / "<run id>", work_dir, cli)
+    planned = plan_run(request, store.runs_dir / "<run id>", work_dir, cli, store.runs_dir)
     changes = {**request.environment_changes(base, work_dir), **planned.environment}
     env = {**base, **changes}
     facts = gather_facts(env=env)
@@ -117,7 +117,7 @@ def run_tune(
         identity = locks.enter_context(ScriptIdentity(request.script))  # git runs while preflight does
         work_dir = _planned_work_dir(request, run_dir, resumed)
         work_dir.mkdir(parents=True, exist_ok=True)
-        planned = plan_run(request, run_dir, work_dir, cli)
+        planned = plan_run(request, run_dir, work_dir, cli, store.runs_dir)
         changes = {**request.environment_changes(base, work_dir), **planned.environment}
         env = {**base, **changes}
         facts = gather_facts(env=env, count_history=False)  # the history's size is preflight's to show

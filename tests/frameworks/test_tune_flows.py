@@ -325,3 +325,17 @@ def test_a_dry_run_shows_both_phases_and_preflight_checks_the_pytorch_formulas(h
     assert refused.returncode == 1
     assert "host CPUs (op tuning, pytorch): 2; needs >= 76" in refused.stderr  # 8 + 8 + 1 + 1 + 58
     assert home.manifests() == [] and calls(home) == []
+
+
+def test_a_workspace_of_the_users_keeps_what_was_there_before_the_run(home: Home) -> None:
+    write(home, "resnet.onnx", "onnx bytes")
+    old = home.root / "mine" / "aoe_workspace" / "resnet_2025" / "tunespace" / "result"
+    old.mkdir(parents=True)
+    (old / "resnet_2025_tune.om").write_bytes(b"last year's")
+    done = tune(home, "--model", "resnet.onnx", "--mode", "subgraph", "--aoe", str(FAKE_AOE), "--work-dir", "mine")
+    assert done.returncode == 0, done.stderr
+    offline = home.only_manifest()["offline"]
+    assert [Path(model).name for model in offline["tuned_models"]] != ["resnet_2025_tune.om"]
+    assert len(offline["tuned_models"]) == 1
+    assert (old / "resnet_2025_tune.om").read_bytes() == b"last year's"  # neither taken nor removed
+    assert sorted(path.name for path in (home.root / "mine" / "aoe_workspace").iterdir()) == ["resnet_2025"]
