@@ -26,6 +26,7 @@ RANKS = {
     "store": 5,
     "tune": 5,
     "verify": 6,
+    "campaign": 6,
     "render": 7,
     "cli": 8,
     "__main__": 9,
@@ -199,3 +200,21 @@ def test_the_architecture_page_names_every_package() -> None:
     page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     packages = sorted({module.split(".")[1] for module in _modules() if module.count(".") >= 2})
     assert [package for package in packages if f"`{package}/`" not in page] == []
+
+
+def test_only_the_campaign_engine_imports_ray() -> None:
+    """Ray is an extra: every other module must load without it."""
+    importers = []
+    for module, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(name == "ray" or name.startswith("ray.") for name in names):
+                importers.append(module)
+    assert sorted(set(importers)) == ["aoe_runner.campaign.ray_engine"]

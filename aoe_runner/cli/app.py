@@ -35,11 +35,16 @@ COMMANDS = (
     ("store", "init", "store", "store_init", False),
     ("store", "status", "store", "store_status", False),
     ("store", "use", "store", "store_use", False),
+    ("campaign", "check", "campaign", "campaign_check", False),
+    ("campaign", "run", "campaign", "campaign_run", False),
+    ("campaign", "status", "campaign", "campaign_status", False),
+    ("campaign", "list", "campaign", "campaign_list", False),
 )
 GROUPS = {
     "runs": "The history of tuning runs.",
     "bank": "Knowledge banks recorded by tuning runs.",
     "store": "A run history shared by many hosts, on PostgreSQL.",
+    "campaign": "Many tuning jobs from one file, on this host's NPUs or a cluster's, run on Ray.",
 }
 
 

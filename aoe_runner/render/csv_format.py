@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aoe_runner.render.csv_text import write_csv
 from aoe_runner.render.formats import DiffView, Formatter, SummaryView
 from aoe_runner.render.numbers import difference, ratio
 
 if TYPE_CHECKING:
+    from aoe_runner.campaign.plan import CampaignPlan
+    from aoe_runner.campaign.record import CampaignRecord
     from aoe_runner.errors import InputError
     from aoe_runner.preflight.report import PreflightReport
     from aoe_runner.report.diff import BankDiff, EntryChange
@@ -55,6 +57,21 @@ class CsvFormatter(Formatter):
         from aoe_runner.render.validate_report import validation_csv
 
         return validation_csv(checked, errors)
+
+    def campaign_plan(self, plan: CampaignPlan) -> str:
+        from aoe_runner.render.campaigns import plan_rows
+
+        return _rows_csv(plan_rows(plan))
+
+    def campaign(self, record: CampaignRecord) -> str:
+        from aoe_runner.render.campaigns import job_rows
+
+        return _rows_csv([{"campaign": record.id, **row} for row in job_rows(record)])
+
+    def campaign_list(self, records: list[CampaignRecord]) -> str:
+        from aoe_runner.render.campaigns import LIST_COLUMNS, list_rows
+
+        return _rows_csv(list_rows(records), LIST_COLUMNS)
 
     def run_list(self, listing: RunListing) -> str:
         from aoe_runner.render.runs import run_list_csv
@@ -113,3 +130,12 @@ def entry_columns(change: EntryChange) -> tuple[str, str, str, str | None, str]:
     if match is None:
         return ("operator", change.label, "", None, unit)
     return ("operator", match["name"], match["types"], match["mode"], unit)
+
+
+def _rows_csv(rows: list[dict[str, Any]], headers: Sequence[str] = ()) -> str:
+    """Plain rows as CSV, one column per key (lists joined with spaces), every text cell safe to open."""
+    from aoe_runner.render.csv_text import write_csv
+
+    columns = list(headers or (rows[0] if rows else []))
+    cells = [[" ".join(map(str, v)) if isinstance(v, list) else v for v in (row.get(c) for c in columns)] for row in rows]
+    return write_csv(columns, cells)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aoe_runner.errors import InputError, UsageError
 
 if TYPE_CHECKING:
+    from aoe_runner.campaign.plan import CampaignPlan
+    from aoe_runner.campaign.record import CampaignRecord
     from aoe_runner.common.terminal import Pieces
     from aoe_runner.preflight.report import PreflightReport
     from aoe_runner.report.diff import BankDiff
@@ -93,6 +95,15 @@ class Formatter:
 
     def history(self, runs: list[HistoryRun], script: str | None) -> Output:
         raise self.not_offered("runs report")
+
+    def campaign_plan(self, plan: CampaignPlan) -> Output:
+        raise self.not_offered("campaign check")
+
+    def campaign(self, record: CampaignRecord) -> Output:
+        raise self.not_offered("campaign status")
+
+    def campaign_list(self, records: list[CampaignRecord]) -> Output:
+        raise self.not_offered("campaign list")
 
     def not_offered(self, command: str) -> UsageError:
         return UsageError(f"--format: {self.format_name} is not offered by {command}")

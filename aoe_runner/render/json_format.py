@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
+    from aoe_runner.campaign.plan import CampaignPlan
+    from aoe_runner.campaign.record import CampaignRecord
     from aoe_runner.common.terminal import Pieces
     from aoe_runner.errors import InputError
     from aoe_runner.preflight.report import PreflightReport
@@ -60,6 +62,24 @@ class JsonFormatter(Formatter):
         from aoe_runner.render.validate_report import validation_json
 
         return validation_json(checked, errors)
+
+    def campaign_plan(self, plan: CampaignPlan) -> str:
+        import json
+
+        from aoe_runner.render.campaigns import plan_rows
+
+        nodes = [{"name": n.name, "cpus": n.cpus, "memory_bytes": n.memory_bytes, "npus": n.npus} for n in plan.nodes]
+        return json.dumps({"campaign": plan.campaign.name, "nodes": nodes, "jobs": plan_rows(plan)}, indent=2) + "\n"
+
+    def campaign(self, record: CampaignRecord) -> str:
+        return dump_json(record)
+
+    def campaign_list(self, records: list[CampaignRecord]) -> str:
+        import json
+
+        from aoe_runner.render.campaigns import list_rows
+
+        return json.dumps(list_rows(records), indent=2) + "\n"
 
     def run_list(self, listing: RunListing) -> str:
         from aoe_runner.render.runs import run_list_json

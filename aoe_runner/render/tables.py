@@ -13,6 +13,8 @@ from aoe_runner.render.text_blocks import LEGACY_LAYOUT, TextBlocks, flags, limi
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from aoe_runner.campaign.plan import CampaignPlan
+    from aoe_runner.campaign.record import CampaignRecord
     from aoe_runner.errors import InputError
     from aoe_runner.preflight.report import PreflightReport
     from aoe_runner.report.diff import BankDiff
@@ -74,6 +76,21 @@ class TableFormatter(TextBlocks, Formatter):
         from aoe_runner.render.best import best_table
 
         return best_table(found, self.width)
+
+    def campaign_plan(self, plan: CampaignPlan) -> str:
+        from aoe_runner.render.campaigns import plan_text
+
+        return plan_text(plan, self.markdown, self.width)
+
+    def campaign(self, record: CampaignRecord) -> str:
+        from aoe_runner.render.campaigns import campaign_text
+
+        return campaign_text(record, self.markdown, self.width)
+
+    def campaign_list(self, records: list[CampaignRecord]) -> str:
+        from aoe_runner.render.campaigns import list_text
+
+        return list_text(records, self.markdown, self.width)
 
     def store_status(self, status: StoreStatus) -> str:
         from aoe_runner.render.store_status import render_store_status

@@ -73,3 +73,14 @@ class OfflineRecord:
     """What the workspace held when the CLI ended."""
     workspace_kept: bool = False
     """False: it was removed once its tuned models were kept."""
+
+
+@dataclass(kw_only=True)
+class CampaignLink:
+    """The campaign job a run was started for (`campaign run` sets AOE_RUNNER_CAMPAIGN for the tune it starts)."""
+
+    __pydantic_config__ = FIELD_DOCSTRINGS
+
+    campaign: str
+    job: str
+    attempt: int = 1

@@ -9,7 +9,7 @@ from typing import Literal
 from aoe_runner.common.modes import TuneMode
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.facts import HostFacts
-from aoe_runner.runs.flows import Count, OfflineRecord, PhaseRecord, SwitchRecord
+from aoe_runner.runs.flows import CampaignLink, Count, OfflineRecord, PhaseRecord, SwitchRecord
 from aoe_runner.runs.status import RunStatus
 
 LOG_NAME = "log.txt"
@@ -317,6 +317,8 @@ class RunManifest:
     """Each supervised process in order: the script alone, or a PyTorch dump then the offline CLI."""
     offline: OfflineRecord | None = None
     """A model file tuned by the offline CLI (`tune --model`)."""
+    campaign: CampaignLink | None = None
+    """The campaign job this run was started for."""
 
     def __post_init__(self) -> None:
         """aoe-runner writes UTC; a time without a zone (a hand-edited record) is read as UTC too, not compared raw."""

@@ -132,10 +132,20 @@ def check_script(script: Path, python: str) -> None:
 
 
 def device_id(explicit: int | None, base: Mapping[str, str]) -> int:
-    """--device, else the inherited ASCEND_DEVICE_ID, else 0: the device whose lock a run takes."""
-    if explicit is not None:
-        return explicit
-    inherited = base.get("ASCEND_DEVICE_ID", "0").strip()
-    if not inherited.isdigit():
-        raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
-    return int(inherited)
+    """The physical device whose lock a run takes: the logical one (--device, else the inherited ASCEND_DEVICE_ID,
+    else 0) as ASCEND_RT_VISIBLE_DEVICES maps it (`3,5` makes physical 5 the process's logical 1; AOE.md §6)."""
+    logical = explicit
+    if logical is None:
+        inherited = base.get("ASCEND_DEVICE_ID", "0").strip()
+        if not inherited.isdigit():
+            raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
+        logical = int(inherited)
+    visible = base.get("ASCEND_RT_VISIBLE_DEVICES", "").strip()
+    if not visible:
+        return logical
+    physical = [part.strip() for part in visible.split(",")]
+    if not all(part.isdigit() for part in physical):
+        raise UsageError(f"ASCEND_RT_VISIBLE_DEVICES={visible!r} is not a list of device ids")
+    if logical >= len(physical):
+        raise UsageError(f"device {logical} is not visible: ASCEND_RT_VISIBLE_DEVICES={visible!r} shows {len(physical)}")
+    return int(physical[logical])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from aoe_runner.errors import AoeRunnerError, InputError, UsageError
 from aoe_runner.frameworks.offline import WORKSPACE, find_cli
 from aoe_runner.preflight.facts import HostFacts, default_bank, gather_facts, resolve_against
 from aoe_runner.runs.bank import take_inventory
+from aoe_runner.runs.flows import CampaignLink
 from aoe_runner.runs.history import RunStore
 from aoe_runner.runs.manifest import PreflightOutcome, RunManifest, RunStatus
 from aoe_runner.tune.flows import PlannedRun, plan_run
@@ -28,6 +30,7 @@ from aoe_runner.tune.request import TuneRequest
 from aoe_runner.tune.signals import CountedSignals
 
 WORK_DIR = "work"
+CAMPAIGN_VARIABLE = "AOE_RUNNER_CAMPAIGN"
 
 
 @dataclass
@@ -112,6 +115,7 @@ def run_tune(
     store.ensure_writable()
     device = request.device_id(base)
     started_at = datetime.now(timezone.utc)
+    link = campaign_link(base)
     run_id, run_dir = store.create_run_directory(started_at)
     with discarded_on_failure(run_dir), ExitStack() as locks:
         identity = locks.enter_context(ScriptIdentity(request.script))  # git runs while preflight does
@@ -144,12 +148,26 @@ def run_tune(
         manifest = _start_record(
             request, run_id, identity, store, facts, env, changes, gate.outcome, started_at, device, work_dir, planned
         )
+        manifest.campaign = link
         held = device_lock.inherited_fds() + bank_lock.inherited_fds()
         locks_held = locks.pop_all()
     with locks_held:
         return execute_recorded(
             store, manifest, env, reporter, request.grace_s, terminal, held, writing.release, signals, planned.flow
         )
+
+
+def campaign_link(env: Mapping[str, str]) -> CampaignLink | None:
+    """The campaign job this run is for, from AOE_RUNNER_CAMPAIGN (set by `campaign run`); UsageError when it is
+    not what `campaign run` writes."""
+    text = env.get(CAMPAIGN_VARIABLE)
+    if not text:
+        return None
+    try:
+        given = json.loads(text)
+        return CampaignLink(campaign=str(given["campaign"]), job=str(given["job"]), attempt=int(given["attempt"]))
+    except (ValueError, KeyError, TypeError):
+        raise UsageError(f"{CAMPAIGN_VARIABLE}: not what 'aoe-runner campaign run' sets; unset it") from None
 
 
 def offline_cli(request: TuneRequest, env: Mapping[str, str]) -> str | None:
