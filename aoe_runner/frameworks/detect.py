@@ -109,16 +109,18 @@ def _parse(path: Path, is_script: bool) -> ast.Module | None:
         if len(data) > MAX_SOURCE_BYTES:
             raise InputError(str(path), f"larger than {MAX_SOURCE_BYTES // 2**20} MiB: its imports are not read")
         return ast.parse(data, filename=str(path))
-    except (SyntaxError, ValueError, InputError) as error:
+    except (SyntaxError, ValueError, InputError, RecursionError, MemoryError) as error:
         if not is_script:
             return None
         reason = error.reason if isinstance(error, InputError) else _syntax(error)
         raise UsageError(f"{path}: cannot read its imports ({reason}): pass --framework tf|mindspore|pytorch") from None
 
 
-def _syntax(error: SyntaxError | ValueError) -> str:
+def _syntax(error: Exception) -> str:
     if isinstance(error, SyntaxError):
-        return f"line {error.lineno}: {error.msg}"
+        return f"line {error.lineno}: {error.msg}" if error.lineno else str(error.msg)
+    if isinstance(error, (RecursionError, MemoryError)):
+        return "nested too deeply for Python's parser"
     return str(error)  # e.g. a NUL byte in the source
 
 

@@ -18,7 +18,6 @@ from aoe_runner.common.modes import TuneMode
 from aoe_runner.errors import InputError, UsageError
 
 WORKSPACE = "aoe_workspace"
-TUNED_MODELS = "*/tunespace/result/*_tune.om"  # under the workspace
 # where installs put the CLI, under a toolkit directory (the CANN docs name no single place: these are the layouts of
 # ascend-toolkit up to 8.3 and cann from 8.5; PATH, which set_env.sh extends, is searched last)
 CLI_UNDER_TOOLKIT = ("bin/aoe", "tools/aoe/bin/aoe", "*-linux/bin/aoe")
@@ -151,23 +150,30 @@ def _toolkits(env: Mapping[str, str], home: Path) -> list[Path]:
     return list(dict.fromkeys([*named, *(root / under for root in roots for under in TOOLKITS_UNDER_ROOT)]))
 
 
-def tuned_models(work_dir: Path, entries: set[str] | None = None) -> list[Path]:
-    """The tuned models the CLI left in its workspace, in name order; only under `entries` (names of the workspace's
-    subdirectories) when given."""
-    found = (work_dir / WORKSPACE).glob(TUNED_MODELS)
-    return sorted(
-        path
-        for path in found
-        if path.is_file() and not path.is_symlink() and (entries is None or path.parents[2].name in entries)
-    )
+def tuned_models(work_dir: Path) -> list[tuple[str, Path]]:
+    """(workspace entry, tuned model) for each `*_tune.om` the CLI left, in name order. The walk follows no
+    symbolic link: an entry, `tunespace/`, `result/` or a model that is a link is passed over, so nothing outside
+    the workspace is ever taken for one of its models."""
+    found = []
+    for entry in _real_directories(work_dir / WORKSPACE):
+        result = entry / "tunespace" / "result"
+        if not (_real_directory(entry / "tunespace") and _real_directory(result)):
+            continue
+        for model in sorted(result.glob("*_tune.om")):
+            if model.is_file() and not model.is_symlink():
+                found.append((entry.name, model))
+    return found
 
 
-def workspace_entries(work_dir: Path) -> set[str]:
-    """The names in the workspace now (none when there is none)."""
+def _real_directories(directory: Path) -> list[Path]:
     try:
-        return set(os.listdir(work_dir / WORKSPACE))
+        return sorted(Path(e.path) for e in os.scandir(directory) if e.is_dir(follow_symlinks=False))
     except OSError:
-        return set()
+        return []
+
+
+def _real_directory(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
 
 
 def tree_bytes(path: Path) -> int:

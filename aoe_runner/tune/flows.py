@@ -6,32 +6,28 @@
   offline CLI on the dump (`aoe --job_type=2 --model_path=<work>/dump`).
 - A model file: the offline CLI on it (`aoe --model=M --job_type=1|2`).
 
-The offline CLI runs in the work directory, so its result files and its aoe_workspace/ land there; once it ends,
-the tuned models are moved into the record and the workspace is measured and removed, unless --keep-workspace, or
-the run did not succeed (an interrupted subgraph tuning resumes from it with --reload). Only what the run created
-is taken or removed: a workspace in a --work-dir of the user's keeps whatever was there before the run (a
-workspace inside aoe-runner's own record is all the runs'.)
+The offline CLI runs in the work directory, so its result files and its aoe_workspace/ land there. Once it ends,
+the tuned models go into the record's tuned/ and the workspace is measured. A work directory inside aoe-runner's
+records is aoe-runner's: its tuned models are moved, and its workspace is removed unless --keep-workspace, or the
+run did not succeed (an interrupted subgraph tuning resumes from it with --reload). A --work-dir of the user's is
+the user's: the tuned models written during the run are copied, and nothing there is moved or removed. The
+workspace is walked without following a symbolic link, so nothing outside it is ever taken. PyTorch's graph dump
+goes into the run's record, fresh for every run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aoe_runner.frameworks
-from aoe_runner.errors import ExitCode
+from aoe_runner.common.regular_files import read_with_status
+from aoe_runner.errors import ExitCode, InputError
 from aoe_runner.frameworks.kinds import Framework
-from aoe_runner.frameworks.offline import (
-    WORKSPACE,
-    dump_command,
-    model_command,
-    tree_bytes,
-    tuned_models,
-    workspace_entries,
-)
+from aoe_runner.frameworks.offline import WORKSPACE, dump_command, model_command, tree_bytes, tuned_models
 from aoe_runner.runs.flows import OfflineRecord, PhaseRecord, SwitchRecord
 from aoe_runner.runs.manifest import RunManifest, RunStatus
 from aoe_runner.tune.request import TuneRequest, script_command
@@ -41,6 +37,7 @@ SWITCH_REPORT = "switch.json"  # in the run's directory: what the launcher did
 DUMP = "dump"  # in the work directory: PyTorch's graph dump
 TUNED = "tuned"  # in the run's directory: the tuned models kept
 TF_TUNE_OPS_VARIABLE = "AOE_RUNNER_TUNE_OPS_FILE"
+MAX_SWITCH_REPORT = 64 * 1024
 
 
 @dataclass
@@ -61,7 +58,7 @@ def plan_run(request: TuneRequest, run_dir: Path, work_dir: Path, cli: str | Non
     """The phases `request` runs, with the offline CLI at `cli` (found beforehand where the run needs it); `records`:
     the directory of every run record (a work directory inside it is aoe-runner's own)."""
     ours = work_dir.resolve().is_relative_to(records.resolve())
-    flow = FrameworkFlow(run_dir, work_dir, request.keep_workspace, existing=set() if ours else workspace_entries(work_dir))
+    flow = FrameworkFlow(run_dir, work_dir, request.keep_workspace, ours=ours, since=time.time())
     tune_ops = request.tune_ops.resolve() if request.tune_ops is not None else None  # the CLI runs elsewhere
     if request.model is not None:
         assert cli is not None
@@ -80,7 +77,7 @@ def plan_run(request: TuneRequest, run_dir: Path, work_dir: Path, cli: str | Non
         return PlannedRun([PhaseRecord(name="script", command=_launched(request, flow.switch_report, switch))], flow)
     if request.framework is Framework.PYTORCH:
         assert cli is not None
-        flow.switch_report, flow.dump = run_dir / SWITCH_REPORT, work_dir / DUMP
+        flow.switch_report, flow.dump = run_dir / SWITCH_REPORT, run_dir / DUMP
         flow.offline = OfflineRecord(model=str(flow.dump))
         first = PhaseRecord(name="dump", command=_launched(request, flow.switch_report, ["--torch-dump", str(flow.dump)]))
         second = PhaseRecord(name="aoe", command=dump_command(cli, flow.dump, tune_ops), working_directory=str(work_dir))
@@ -113,7 +110,8 @@ class FrameworkFlow:
     run_dir: Path
     work_dir: Path
     keep_workspace: bool
-    existing: set[str] = field(default_factory=set)  # the workspace's entries before the run: never taken nor removed
+    ours: bool = True  # the work directory is inside aoe-runner's records (else a --work-dir of the user's)
+    since: float = 0.0  # when the run was planned: a user's tuned model older than this is not the run's
     switch_report: Path | None = None
     dump: Path | None = None
     offline: OfflineRecord | None = None
@@ -152,8 +150,9 @@ class FrameworkFlow:
     def _switch(self, manifest: RunManifest) -> SwitchRecord | None:
         if self.switch_report is None:
             return None
-        try:
-            written = json.loads(self.switch_report.read_text(encoding="utf-8"))
+        try:  # a regular file of a sane size only: the script could have put a FIFO or a link to /dev/zero there
+            data, _ = read_with_status(str(self.switch_report), MAX_SWITCH_REPORT)
+            written = json.loads(data)
             return SwitchRecord(
                 framework=str(written["framework"]),
                 version=_text(written.get("version")),
@@ -161,7 +160,7 @@ class FrameworkFlow:
                 python=_text(written.get("python")),
                 error=_text(written.get("error")),
             )
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (InputError, ValueError, KeyError, TypeError, AttributeError):
             if manifest.phases and manifest.phases[0].started_at is not None:
                 manifest.warnings.append(
                     f"the launcher left no report of the AOE switch in {self.switch_report}: whether it was thrown is unknown"
@@ -171,29 +170,23 @@ class FrameworkFlow:
     def _keep_tuned(self, succeeded: bool) -> None:
         assert self.offline is not None
         workspace = self.work_dir / WORKSPACE
-        kept = self.run_dir / TUNED
-        created = workspace_entries(self.work_dir) - self.existing
-        for model in tuned_models(self.work_dir, created):
-            kept.mkdir(exist_ok=True)
-            target = kept / model.name
-            shutil.move(model, target)
+        for entry, model in tuned_models(self.work_dir):
+            if not self.ours and model.stat().st_mtime < self.since:
+                continue  # an older tuning's, in the user's directory
+            target = self.run_dir / TUNED / entry / model.name  # per workspace entry: two models of one name both stay
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if self.ours:
+                shutil.move(model, target)
+            else:
+                shutil.copy2(model, target)
             self.offline.tuned_models.append(target.relative_to(self.run_dir).as_posix())
-        if not workspace.is_dir():
+        if not workspace.is_dir() or workspace.is_symlink():
             return
         self.offline.workspace = str(workspace)
-        self.offline.workspace_bytes = sum(tree_bytes(workspace / name) for name in created)
-        self.offline.workspace_kept = self.keep_workspace or not succeeded
-        if self.offline.workspace_kept:
-            return
-        for name in created:
-            entry = workspace / name
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
-        if not self.existing:
-            with contextlib.suppress(OSError):
-                workspace.rmdir()  # empty now, unless the CLI wrote into it meanwhile
+        self.offline.workspace_bytes = tree_bytes(workspace)
+        self.offline.workspace_kept = self.keep_workspace or not succeeded or not self.ours
+        if not self.offline.workspace_kept:
+            shutil.rmtree(workspace, ignore_errors=True)
 
 
 def _holds_files(directory: Path) -> bool:

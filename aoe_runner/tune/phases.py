@@ -3,12 +3,14 @@
 Each phase runs under its own Supervisor with what is left of the run's --timeout; a phase starts only when the one
 before it exited 0, no signal arrived meanwhile and the flow's check of it passed (Flow.after_phase): a
 phase that does not run is recorded with the reason. The log and the terminal get one line where a phase starts.
-The run's outcome is the last phase's that ran, with the problems and leftovers of all of them.
+The run's outcome is the last phase's that ran, with the problems and leftovers of all of them; a phase whose
+program cannot be started (gone, or not executable) ends the run as exit 127 would, a shell's "cannot run".
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -16,9 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Protocol
 
+from aoe_runner.errors import InputError
 from aoe_runner.runs.flows import PhaseRecord
 from aoe_runner.runs.manifest import RunManifest
 from aoe_runner.tune.supervisor import Outcome, Signals, Streams, Supervisor
+
+CANNOT_START = 127  # as a shell says of a command it cannot run
 
 
 class Flow(Protocol):
@@ -65,7 +70,7 @@ def run_phases(
             if reason is not None:
                 phase.skipped = reason
                 continue
-            _say(streams, hooks, f"phase {number} of {len(phases)} ({phase.name}): {' '.join(phase.command)}")
+            _say(streams, hooks, f"phase {number} of {len(phases)} ({phase.name}): {shlex.join(phase.command)}")
         remaining = None if manifest.timeout_s is None else max(manifest.timeout_s - (time.monotonic() - started), 0.001)
         phase.started_at = datetime.now(timezone.utc)
         supervisor = Supervisor(
@@ -80,10 +85,15 @@ def run_phases(
             on_stopping=hooks.on_stopping,
             inherit_fds=inherit_fds,
         )
-        outcome = supervisor.run(signals, on_start=hooks.on_start)
-        phase.ended_at = datetime.now(timezone.utc)
-        phase.exit_code = outcome.returncode if outcome.returncode >= 0 else None
-        phase.signal = signal.Signals(-outcome.returncode).name if outcome.returncode < 0 else None
+        try:
+            outcome = supervisor.run(signals, on_start=hooks.on_start)
+        except InputError as error:  # its program is gone or not executable: the run still gets its end recorded
+            phase.started_at, phase.skipped = None, f"could not be started: {error.reason}"
+            outcome = Outcome(pid=0, returncode=CANNOT_START, problems=[f"{error.where}: {error.reason}"])
+        phase.ended_at = datetime.now(timezone.utc) if phase.started_at is not None else None
+        if phase.started_at is not None:
+            phase.exit_code = outcome.returncode if outcome.returncode >= 0 else None
+            phase.signal = signal.Signals(-outcome.returncode).name if outcome.returncode < 0 else None
         if combined is not None:
             outcome.problems[:0] = combined.problems
             outcome.leftovers[:0] = combined.leftovers
@@ -120,7 +130,7 @@ def _reason_to_stop(
 def _say(streams: Streams, hooks: Hooks, line: str) -> None:
     """A phase's start, in the log and for the person watching."""
     try:
-        os.write(streams.log_fd, f"\n{line}\n".encode())
+        os.write(streams.log_fd, f"\n{line}\n".encode(errors="surrogateescape"))  # a path's bytes as they are
     except OSError:
         pass  # the supervisor notes a log it cannot write
     hooks.on_stopping(line)

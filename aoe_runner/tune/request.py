@@ -60,6 +60,15 @@ class TuneRequest:
             )
         if self.reload_of is not None and (self.model is None or self.mode is not TuneMode.SUBGRAPH):
             raise UsageError("--reload resumes an offline subgraph tuning: use it with --model and --mode subgraph")
+        if self.reload_of is not None and self.work_dir is not None:
+            raise UsageError("--reload runs in the work directory of the run it resumes: give no --work-dir with it")
+        if not self.uses_cli and (self.aoe_cli is not None or self.keep_workspace):
+            option = "--aoe" if self.aoe_cli is not None else "--keep-workspace"
+            raise UsageError(f"{option} is for the offline aoe CLI: a PyTorch script or --model; {self.framework_name} runs none")
+
+    @property
+    def framework_name(self) -> str:
+        return self.framework.value if self.framework is not None else "a model file"
 
     @property
     def scenario(self) -> Scenario:
@@ -74,6 +83,8 @@ class TuneRequest:
         return script_command(self.script, self.python, self.arguments)
 
     def check_script(self) -> None:
+        if self.tune_ops is not None and not self.tune_ops.is_file():
+            raise InputError(str(self.tune_ops), "--tune-ops: no such file")
         if self.model is not None:
             if not self.model.path.is_file():
                 raise InputError(str(self.model.path), "no such model file")
@@ -84,8 +95,6 @@ class TuneRequest:
                 f"{self.script}: {self.framework.value}'s AOE switch is a Python call made before the script runs, "
                 "so the script must be the .py file itself (not a wrapper)"
             )
-        if self.tune_ops is not None and not self.tune_ops.is_file():
-            raise InputError(str(self.tune_ops), "--tune-ops: no such file")
 
     def device_id(self, base: Mapping[str, str]) -> int:
         return device_id(self.device, base)

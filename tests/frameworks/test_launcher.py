@@ -38,10 +38,10 @@ def launch(
 
 
 def test_it_needs_nothing_beyond_the_standard_library(tmp_path: Path) -> None:
-    script = "import sys\ntry:\n    import aoe_runner\nexcept ImportError:\n    print('no aoe_runner')\nprint(sys.argv)\n"
+    script = "import sys\nprint(sorted(m for m in sys.modules if m.startswith(('aoe_runner', 'runpy'))))\nprint(sys.argv)\n"
     done = launch(tmp_path, script, "--mindspore-job-type", "2", arguments=("a", "--b"))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["no aoe_runner", f"[{str(tmp_path / 'train.py')!r}, 'a', '--b']"]
+    assert done.stdout.splitlines() == ["[]", f"[{str(tmp_path / 'train.py')!r}, 'a', '--b']"]
     report = json.loads((tmp_path / "switch.json").read_text())
     assert report["framework"] == "mindspore" and len(report["calls"]) == 2 and "error" not in report
 
@@ -85,3 +85,29 @@ def test_a_switch_the_framework_refuses_is_reported_and_the_script_not_run(tmp_p
 def test_a_malformed_command_line_is_exit_2(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, "-S", LAUNCHER, *argv], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("usage: launcher.py")
+
+
+def test_the_script_imports_what_python_script_would(tmp_path: Path) -> None:
+    """A module beside the script named like a standard one, and a framework vendored beside it, are the ones found."""
+    (tmp_path / "json.py").write_text("MINE = True\n", encoding="utf-8")
+    vendored = tmp_path / "torch_npu"
+    vendored.mkdir()
+    (vendored / "__init__.py").write_text(
+        "from types import SimpleNamespace\n__version__ = 'vendored'\nseen = []\n"
+        "npu = SimpleNamespace(set_compile_mode=lambda jit_compile: seen.append(jit_compile))\n",
+        encoding="utf-8",
+    )
+    script = (
+        "import json, sys, torch_npu\nprint(getattr(json, 'MINE', False), torch_npu.__version__, torch_npu.seen, sys.path[0])\n"
+    )
+    done = launch(tmp_path, script, "--torch-jit-compile")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"True vendored [True] {tmp_path}\n"
+    assert json.loads((tmp_path / "switch.json").read_text())["version"] == "vendored"
+
+
+def test_the_report_is_json_whatever_the_text(tmp_path: Path) -> None:
+    from aoe_runner.frameworks.launcher import _json
+
+    value = {"a": ['"quoted"\\', "tab\tnew\nline", "é", "\U0001f600", "\udcff", None]}
+    assert json.loads(_json(value)) == value

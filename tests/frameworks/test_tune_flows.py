@@ -98,7 +98,7 @@ def test_pytorch_dumps_then_the_offline_cli_tunes_the_dump(home: Home) -> None:
     assert done.returncode == 0, done.stderr
     assert "argv ['0', 'x y']" in done.stdout  # the script's own arguments, through the launcher
     manifest = home.only_manifest()
-    dump = Path(manifest["work_dir"]) / "dump"
+    dump = home.root / "home" / "runs" / manifest["id"] / "dump"  # in the record: fresh for every run
     set_aoe, cli = calls(home)
     assert (set_aoe["call"], set_aoe["value"]) == ("set_aoe", str(dump))
     assert cli["argv"] == ["--job_type=2", f"--model_path={dump}", f"--tune_ops_file={home.root / 'ops.json'}"]
@@ -336,6 +336,91 @@ def test_a_workspace_of_the_users_keeps_what_was_there_before_the_run(home: Home
     assert done.returncode == 0, done.stderr
     offline = home.only_manifest()["offline"]
     assert [Path(model).name for model in offline["tuned_models"]] != ["resnet_2025_tune.om"]
-    assert len(offline["tuned_models"]) == 1
+    assert len(offline["tuned_models"]) == 1 and offline["workspace_kept"]  # copied: the user's directory is the user's
     assert (old / "resnet_2025_tune.om").read_bytes() == b"last year's"  # neither taken nor removed
-    assert sorted(path.name for path in (home.root / "mine" / "aoe_workspace").iterdir()) == ["resnet_2025"]
+    entries = sorted(path.name for path in (home.root / "mine" / "aoe_workspace").iterdir())
+    assert len(entries) == 2 and entries[0] == "resnet_2025"
+
+
+def _cli(home: Home, name: str, body: str) -> Path:
+    """A stand-in offline CLI: a shell script."""
+    path = home.root / name
+    path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_nothing_outside_the_workspace_is_taken_for_a_tuned_model(home: Home) -> None:
+    outside = home.root / "userdata" / "tunespace" / "result"
+    outside.mkdir(parents=True)
+    (outside / "users_tune.om").write_bytes(b"precious")
+    write(home, "m.onnx", "onnx")
+    cli = _cli(home, "linking-aoe", f"mkdir -p aoe_workspace && ln -s {home.root / 'userdata'} aoe_workspace/link_entry\n")
+    done = tune(home, "--model", "m.onnx", "--mode", "op", "--aoe", str(cli))
+    assert done.returncode == 0, done.stderr
+    assert (outside / "users_tune.om").read_bytes() == b"precious"
+    assert home.only_manifest()["offline"]["tuned_models"] == []
+
+
+def test_an_offline_cli_that_cannot_be_started_ends_the_run_recorded(home: Home) -> None:
+    write(home, "train.py", PYTORCH_SCRIPT)
+    broken = _cli(home, "broken-aoe", "")
+    broken.write_text("#!/nonexistent/interpreter\n", encoding="utf-8")
+    done = tune(home, "train.py", "--mode", "op", "--aoe", str(broken))
+    assert done.returncode == 127, done.stderr
+    manifest = home.only_manifest()
+    assert manifest["status"] == "failed" and manifest["ended_at"] is not None
+    dump, cli = manifest["phases"]
+    assert dump["exit_code"] == 0 and cli["started_at"] is None and cli["skipped"].startswith("could not be started")
+
+
+def test_a_switch_report_the_script_replaced_with_a_fifo_is_not_waited_on(home: Home) -> None:
+    script = (
+        "import os\nimport torch_npu\n"
+        "argv = open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n"
+        "report = argv[argv.index(b'--report') + 1].decode()\n"
+        "os.remove(report)\nos.mkfifo(report)\ntorch_npu.run_model('r')\n"
+    )
+    write(home, "train.py", script)
+    done = tune(home, "train.py", "--mode", "op", "--aoe", str(FAKE_AOE))
+    assert done.returncode == 0, done.stderr
+    manifest = home.only_manifest()
+    assert manifest["switch"] is None and any("no report of the AOE switch" in w for w in manifest["warnings"])
+
+
+def test_a_work_directory_with_bytes_that_are_not_utf8_is_recorded(home: Home) -> None:
+    write(home, "train.py", PYTORCH_SCRIPT)
+    work = os.fsencode(str(home.root)) + b"/w\xff"
+    done = tune(home, "train.py", "--mode", "op", "--aoe", str(FAKE_AOE), "--work-dir", os.fsdecode(work))
+    assert done.returncode == 0, done.stderr
+    assert home.only_manifest()["status"] == "succeeded"
+
+
+def test_an_old_dump_in_a_reused_work_directory_is_not_tuned(home: Home) -> None:
+    old = home.root / "wd" / "dump"
+    old.mkdir(parents=True)
+    (old / "ge_onnx_old.pbtxt").write_text("last week's graph")
+    write(home, "train.py", PYTORCH_SCRIPT)
+    done = tune(home, "train.py", "--mode", "op", "--aoe", str(FAKE_AOE), "--work-dir", "wd", FAKE_TORCH_NO_DUMP="1")
+    assert done.returncode == 1
+    assert [c["who"] for c in calls(home)] == ["torch_npu"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "says"),
+    [
+        (("--model", "m.onnx", "--mode", "op", "--tune-ops", "missing.json"), 4, "--tune-ops: no such file"),
+        (("tf.py", "--framework", "tf", "--mode", "op", "--aoe", "x"), 2, "--aoe is for the offline aoe CLI"),
+        (("tf.py", "--framework", "tf", "--mode", "op", "--keep-workspace"), 2, "--keep-workspace is for the offline"),
+        (("--model", "m.onnx", "--mode", "subgraph", "--reload", "x", "--work-dir", "w"), 2, "give no --work-dir"),
+        (("deep.py", "--mode", "op"), 2, "nested too deeply for Python's parser"),
+    ],
+)
+def test_more_flags_that_do_not_fit(home: Home, argv: tuple[str, ...], code: int, says: str) -> None:
+    write(home, "m.onnx", "onnx")
+    write(home, "tf.py", "import tensorflow\n")
+    write(home, "deep.py", "import torch\nx = 1" + "+1" * 20000 + "\n")
+    done = tune(home, *argv, "--aoe", str(FAKE_AOE)) if "--aoe" not in argv and "tf.py" not in argv else tune(home, *argv)
+    assert done.returncode == code, done.stderr
+    assert says in done.stderr and "Traceback" not in done.stderr
+    assert home.manifests() == []

@@ -9,7 +9,7 @@ from aoe_runner.errors import UsageError
 from aoe_runner.frameworks.kinds import Framework, Scenario
 from aoe_runner.preflight.checks import Status
 from aoe_runner.preflight.checks.host import check_lspci, check_multi_device, check_profiling, check_static_memory
-from aoe_runner.preflight.checks.resources import check_cpus, check_disk_home, check_memory
+from aoe_runner.preflight.checks.resources import check_cpus, check_disk_home, check_memory, check_workspace_disk
 from aoe_runner.preflight.checks.variables import check_aoe_mode
 from aoe_runner.preflight.plan import plan_for
 from tests.preflight.hosts import GIB, make_facts
@@ -55,11 +55,13 @@ def test_the_offline_cli_needs_32_gib_whatever_the_model(memory_gib: float, stat
         assert (result.status, result.required) == (status, ">= 32.0 GiB")
 
 
-def test_the_disk_check_counts_the_workspace_of_a_model_file() -> None:
-    result = check_disk_home(make_facts(home_free_gib=29), MODEL_OP)  # 20 GiB + 20 x 500 MiB = 29.8 GiB
-    assert result.status is Status.FAIL
-    assert "aoe_workspace, up to 20 x the model's 500.0 MiB" in (result.formula or "")
-    assert check_disk_home(make_facts(home_free_gib=30), MODEL_OP).status is Status.PASS
+def test_the_workspace_of_a_model_file_is_counted_in_the_work_directory() -> None:
+    result = check_workspace_disk(make_facts(home_free_gib=9), MODEL_OP)  # 20 x 500 MiB = 9.8 GiB
+    assert (result.status, result.required) == (Status.FAIL, ">= 9.8 GiB")
+    assert "20 x the model's 500.0 MiB" in (result.formula or "")
+    assert check_workspace_disk(make_facts(home_free_gib=10), MODEL_OP).status is Status.PASS
+    assert check_workspace_disk(make_facts(home_free_gib=1), plan_for("op")).status is Status.SKIP
+    assert check_disk_home(make_facts(home_free_gib=20), MODEL_OP).status is Status.PASS  # the home's own 20 GiB only
 
 
 def test_training_only_checks_are_skipped_for_a_model_file_and_say_why() -> None:

@@ -21,6 +21,7 @@ from aoe_runner.preflight.checks.resources import (
     check_run_loop,
     check_te_parallel_compiler,
     check_tuning_parallel_num,
+    check_workspace_disk,
 )
 from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.checks.variables import (
@@ -39,6 +40,7 @@ __all__ = ["ALL_CHECKS", "CheckResult", "Status", "run_checks"]
 Check = Callable[[HostFacts, Plan], CheckResult]
 ALL_CHECKS: tuple[Check, ...] = (
     check_disk_home,
+    check_workspace_disk,
     check_memory,
     check_cpus,
     check_te_parallel_compiler,
@@ -62,6 +64,7 @@ ALL_CHECKS: tuple[Check, ...] = (
 # Where each rule is documented, for the checks that do not name a more precise source themselves.
 REFERENCES = {
     "disk": "AOE.md §2.7",
+    "workspace": "AOE.md §5 (aoe_workspace), §6",
     "memory": "AOE.md §2.8",
     "cpus": "AOE.md §2.9 (op), §2.10 (subgraph)",
     "te_parallel_compiler": "AOE.md §1",

@@ -21,8 +21,7 @@ def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
     """The docs' 20 GB in the tuning user's home, plus what aoe-runner itself will write there for this run."""
     disk, history = facts.disk("home"), facts.history
     ours = history.next_run_bytes if history is not None and history.shares_home_filesystem else 0
-    workspace = WORKSPACE_PER_MODEL_BYTE * plan.model_file_bytes if plan.model_file_bytes is not None else 0
-    needed = MIN_HOME_FREE_BYTES + ours + workspace
+    needed = MIN_HOME_FREE_BYTES + ours
     base: dict[str, Any] = {"id": "disk", "title": "free disk in home", "required": f">= {size_text(needed)}"}
     if disk is None or disk.free_bytes is None:
         return CheckResult(**base, status=Status.FAIL, observed="unknown", fix=f"make {facts.home} exist and be readable")
@@ -39,9 +38,7 @@ def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
         )
         if ours:
             formula += f" + {size_text(ours)} that aoe-runner will write"
-    if workspace:
-        formula += f" + the offline CLI's aoe_workspace, up to 20 x the model's {size_text(plan.model_file_bytes or 0)}"
-        sources.append("aoe_workspace: 2-10 GB for a 500 MB model (MindSpore Lite's note, AOE.md §5)")
+
     ok = disk.free_bytes >= needed
     elsewhere = _history_elsewhere_problem(history)
     fix = None
@@ -58,6 +55,29 @@ def check_disk_home(facts: HostFacts, plan: Plan) -> CheckResult:
         formula=formula,
         sources=sources,
         fix=fix,
+    )
+
+
+def check_workspace_disk(facts: HostFacts, plan: Plan) -> CheckResult:
+    """The offline CLI's aoe_workspace/, in the work directory: up to 20 times the model's size."""
+    base: dict[str, Any] = {"id": "workspace", "title": "free disk for aoe_workspace"}
+    if plan.model_file_bytes is None:
+        return CheckResult(
+            **base, status=Status.SKIP, required="-", observed="no model file", fix="only a model file's tuning has one"
+        )
+    needed = WORKSPACE_PER_MODEL_BYTE * plan.model_file_bytes
+    disk = facts.disk("work") or facts.disk("home")  # saved facts may name the home alone
+    base["required"] = f">= {size_text(needed)}"
+    if disk is None or disk.free_bytes is None:
+        return CheckResult(**base, status=Status.FAIL, observed="unknown", fix="make the work directory exist and be readable")
+    ok = disk.free_bytes >= needed
+    return CheckResult(
+        **base,
+        status=Status.PASS if ok else Status.FAIL,
+        observed=size_text(disk.free_bytes),
+        formula=f"free({disk.measured_at}) = {size_text(disk.free_bytes)} >= 20 x the model's {size_text(plan.model_file_bytes)}",
+        sources=[f"shutil.disk_usage({disk.measured_at})", "aoe_workspace: 2-10 GB for a 500 MB model (AOE.md §5)"],
+        fix=None if ok else f"free {size_text(needed - disk.free_bytes)} in {disk.measured_at}, or choose another --work-dir",
     )
 
 

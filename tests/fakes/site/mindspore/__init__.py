@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[4]))  # the repository, for tests.fakes.calls
+sys.path.append(str(Path(__file__).resolve().parents[4]))  # the repository, for tests.fakes.calls
 from tests.fakes.calls import note, training_result  # noqa: E402
 
 __version__ = os.environ.get("FAKE_MINDSPORE_VERSION", "2.5.0")
