@@ -74,10 +74,13 @@ class ResultWatcher:
         return sorted(self._files.values(), key=lambda watched: str(watched.path))
 
     def _scan(self) -> list[tuple[Path, tuple[int, int]]]:
+        """Result files by path; a file reached by a second name (a symbolic or hard link) is counted once, under
+        the name that sorts first, with one note of the other."""
         found = []
+        seen: dict[tuple[int, int], Path] = {}
         for directory in self.directories:
             try:
-                entries = list(os.scandir(directory))
+                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
             except OSError:
                 continue
             for entry in entries:
@@ -87,7 +90,10 @@ class ResultWatcher:
                     except OSError as error:  # a symbolic link in a loop, or to nothing
                         self._note_odd(Path(entry.path), f"cannot be looked at ({error.strerror or error})")
                         continue
-                    if stat.S_ISREG(info.st_mode):
+                    first = seen.setdefault((info.st_dev, info.st_ino), Path(entry.path))
+                    if first != Path(entry.path):
+                        self._note_odd(Path(entry.path), f"the same file as {first.name} (a link), counted once")
+                    elif stat.S_ISREG(info.st_mode):
                         found.append((Path(entry.path), (info.st_size, info.st_mtime_ns)))
                     else:  # a FIFO or a device would block the reader, or never end
                         self._note_odd(Path(entry.path), f"{mode_kind(info.st_mode)}, not a result file")
@@ -99,7 +105,8 @@ class ResultWatcher:
             return
         self._odd.add(path)
         if self._watching:
-            self.problems.append(f"{path}: {what}: not read; its reports, if any, are not counted")
+            counted = "" if what.endswith("counted once") else "; its reports, if any, are not counted"
+            self.problems.append(f"{path}: {what}: not read{counted}")
 
     def _read(self, watched: WatchedFile, signature: tuple[int, int]) -> None:
         started = time.monotonic()

@@ -272,6 +272,16 @@ def odd_results(options: argparse.Namespace) -> int:
     return 0
 
 
+def linked_results(options: argparse.Namespace) -> int:
+    """One result file under three names: itself, a symbolic link and a hard link."""
+    result = _result_path("aoe_result_opat_20261121120000000_1.json")
+    result.write_text(json.dumps({"report_20261121120000000_1": _report(0)}), encoding="utf-8")
+    _result_path("aoe_result_opat_20261121120000000_2.json").symlink_to(result.name)
+    os.link(result, _result_path("aoe_result_opat_20261121120000000_3.json"))
+    time.sleep(1.5)
+    return 0
+
+
 def hopper(options: argparse.Namespace) -> int:
     """Leave behind a process under setsid that ignores SIGTERM and keeps forking and exiting: a new pid every
     fraction of a millisecond, each holding what the script inherited (the device lock). --pid-file gets its
@@ -345,6 +355,7 @@ BEHAVIOURS = {
     "progress": progress,
     "huge-result": huge_result,
     "odd-results": odd_results,
+    "linked-results": linked_results,
     "hopper": hopper,
     "exit": exit_with,
     "segfault": segfault,

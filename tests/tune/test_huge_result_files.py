@@ -44,3 +44,17 @@ def test_each_result_name_that_is_no_file_gets_one_warning(tmp_path) -> None:  #
         found = [warning for warning in manifest["warnings"] if f"/{name}: {what}: not read" in warning]
         assert len(found) == 1, (name, manifest["warnings"])
         assert f"/{name}: {what}: not read" in err  # on screen too
+
+
+def test_one_result_file_under_several_names_counts_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A file is one file however it is reached: a symbolic or hard link to a result file adds no reports."""
+    home = Home(tmp_path)
+    code, _, err = tune(home, "linked-results")
+    manifest = home.only_manifest()
+    assert code == 0, err
+    assert [r["source"].rsplit("_", 1)[-1] for r in manifest["result_files"]] == ["1.json"]
+    assert manifest["progress"]["reports"] == 1
+    assert (
+        sum("the same file as aoe_result_opat_20261121120000000_1.json (a link), counted once" in w for w in manifest["warnings"])
+        == 2
+    )
