@@ -5,10 +5,13 @@ script starts, the supervisor starts this small process (`python -S -c`, in a se
 aoe-runner imported), which holds the read end of a pipe whose only writer is aoe-runner. The supervisor writes
 the script's pid once it runs, and `done` when its run is over, before closing the pipe. A pipe that ends without
 `done` means aoe-runner died: the watchdog then finds the run's processes (those in the script's session or process
-group, and those holding the run's device lock open, as everything the script started inherits it), notes their
-process groups, and kills those groups round after round until three rounds find nothing; a later run, in a group
-of its own, is never touched. What it cannot see: a process that left the script's session and closed the lock's
-descriptor.
+group, those holding the run's device lock open, as everything the script started inherits it, and the groups it
+saw among aoe-runner's children while it lived), and kills those groups round after round until three rounds find
+nothing; a later run, in a group of its own, is never touched. While aoe-runner lives, the watchdog looks at its
+children five times a second: aoe-runner is the run's subreaper, so whatever the script left behind becomes its
+child, and a process that keeps forking (each generation alive for less than a millisecond) is seen there under
+the process group it keeps. What it cannot see: a process that left the script's session, closed the lock's
+descriptor and was never aoe-runner's child.
 """
 
 from __future__ import annotations
@@ -18,10 +21,41 @@ import subprocess
 import sys
 
 _CODE = r"""
-import os, signal, sys, time
+import os, select, signal, sys, time
 pipe, session, locks = int(sys.argv[1]), None, set(sys.argv[2:])
-words = []
+runner, me = os.getppid(), os.getpid()
+words, seen_groups = [], set()
+
+def children_groups():
+    # the process groups of aoe-runner's children other than this one (the kernel's list: a fleeting one too)
+    found = set()
+    try:
+        tasks = os.listdir(f"/proc/{runner}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            pids = open(f"/proc/{runner}/task/{task}/children").read().split()
+        except OSError:
+            continue
+        for pid in pids:
+            if int(pid) == me:
+                continue
+            try:
+                found.add(int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[2]))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
 while True:
+    try:
+        ready = select.select([pipe], [], [], 0.2)[0]
+    except InterruptedError:
+        continue
+    if not ready:
+        if words and b"done" not in words:
+            seen_groups |= children_groups()
+        continue
     try:
         chunk = os.read(pipe, 4096)
     except InterruptedError:
@@ -32,6 +66,8 @@ while True:
 if b"done" in words or not words:
     sys.exit(0)
 session = int(words[0])
+own_group = os.getpgid(0)
+seen_groups.discard(own_group)
 
 def processes():
     for entry in os.listdir("/proc"):
@@ -49,14 +85,13 @@ def holds_lock(pid):
     except OSError:
         return False
 
-groups = {session}
-for pid, group, sid in processes():
-    if sid == session or group == session or (locks and holds_lock(pid)):
-        groups.add(group)
+groups = {session} | seen_groups
 quiet, deadline = 0, time.monotonic() + 60
 while quiet < 3 and time.monotonic() < deadline:
     found = False
     for pid, group, sid in processes():
+        if group not in groups and group != own_group and locks and holds_lock(pid):
+            groups.add(group)  # looked for every round: a fleeting holder is caught by one of them
         if group in groups or sid == session:
             found = True
             groups.add(group)

@@ -42,3 +42,37 @@ def test_a_forking_leftover_is_swept_and_the_device_freed(tmp_path, attempt: int
                     os.killpg(int(line), signal.SIGKILL)
                 except ProcessLookupError:
                     break
+
+
+@pytest.mark.parametrize("after_s", [0.7, 1.6])
+def test_a_forking_leftover_dies_with_a_killed_aoe_runner(tmp_path, after_s: float) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL of aoe-runner itself: the watchdog ends the forker's group too (it saw it among aoe-runner's
+    children, or holding the device lock), and the device is free again."""
+    import time
+
+    from tests.tune.runner import pids_in, start_tune
+
+    home = Home(tmp_path)
+    pid_file = tmp_path / "pids"
+    process = start_tune(home, "hopper", "--pid-file", str(pid_file), "--interval", "0", options=("--grace", "1s"))
+    try:
+        deadline = time.monotonic() + 20
+        while len(pids_in(pid_file)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(after_s)
+        process.kill()
+        process.communicate(timeout=30)
+        group = pids_in(pid_file)[-1]
+        deadline = time.monotonic() + 15
+        while _group_alive(group) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _group_alive(group), "the forker outlived a killed aoe-runner"
+        code, _, err = tune(home, "progress")  # the device is free
+        assert code == 0, err
+    finally:
+        for line in pid_file.read_text().split() if pid_file.exists() else ():
+            for _ in range(100):
+                try:
+                    os.killpg(int(line), signal.SIGKILL)
+                except ProcessLookupError:
+                    break
