@@ -277,16 +277,23 @@ class RunStore:
     # -- internals ------------------------------------------------------------------------------
 
     def _readable_manifests(self) -> Iterator[RunManifest]:
-        """Every manifest on disk that can be read; the others are a warning each (for rebuilding the index)."""
+        """Every manifest on disk that can be read and names its own directory (for rebuilding the index); the
+        others are a warning each. A record moved to another directory name, or edited to name another run, would be
+        indexed under an id whose directory holds no such manifest: every reading would find it and rebuild again."""
         if not self.runs_dir.is_dir():
             return
         from aoe_runner.runs.manifest import RunManifest
 
         for manifest_path in self.runs_dir.glob(f"*/{MANIFEST_NAME}"):
             try:
-                yield load_json(RunManifest, manifest_bytes(manifest_path))
+                manifest = load_json(RunManifest, manifest_bytes(manifest_path))
             except (InputError, ValueError):  # pydantic's ValidationError is a ValueError
                 self.warn(f"{manifest_path}: not a readable run manifest; left out of the index")
+                continue
+            if manifest.id != manifest_path.parent.name:
+                self.warn(f"{manifest_path}: names run {manifest.id!r}, not its directory's; left out of the index")
+                continue
+            yield manifest
 
     def _index_unindexed(self) -> None:
         """Index the readable records the index lacks (a run killed between writing its manifest and indexing it was
