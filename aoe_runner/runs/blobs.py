@@ -20,6 +20,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import secrets
 import zlib
 from collections.abc import Callable, Iterator
@@ -34,6 +35,8 @@ from aoe_runner.common.files import flock_telling
 from aoe_runner.common.home import bank_pointer
 from aoe_runner.errors import AoeRunnerError, InputError
 from aoe_runner.runs.manifest import BankFile, BankInventory
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 LOCK_NAME = "store.lock"
 KeptInventories = tuple[list[BankInventory], list[BankInventory]]  # keep, keep_whole: see BlobStore.collect
@@ -127,13 +130,17 @@ class BlobStore:
         """The full inventory: as it is when it was kept whole (older records), else read from the store."""
         if inventory.stored is None:
             return inventory
+        if not _SHA256.fullmatch(inventory.stored):  # a hand-edited record: never a path out of the store
+            raise InputError(repr(inventory.stored)[:80], "not a bank inventory id (64 hex digits)")
         where = self._inventory_path(inventory.stored)
         try:
             raw = gzip.decompress(where.read_bytes())
             if hashlib.sha256(raw).hexdigest() != inventory.stored:
                 raise ValueError("its content does not match its name (sha256); it was changed or damaged")
             body = _decode_inventory(raw)
-        except (OSError, ValueError, EOFError, zlib.error, msgspec.MsgspecError) as error:
+        except OSError as error:
+            raise InputError(str(where), f"cannot read the bank inventory: {error.strerror or error}") from None
+        except (ValueError, EOFError, zlib.error, msgspec.MsgspecError) as error:
             raise InputError(str(where), f"cannot read the bank inventory: {error}") from None
         return replace(inventory, files=body.files, directories=body.directories)
 
@@ -173,8 +180,10 @@ class BlobStore:
         with self._lock(fcntl.LOCK_SH, on_wait):
             yield
 
-    def collect(self, kept: Callable[[], KeptInventories | None]) -> Collected | None:
-        """Remove every blob and inventory no kept run needs; None when `kept` says nothing may go.
+    def collect(self, kept: Callable[[], KeptInventories | None], notes: list[str]) -> Collected | None:
+        """Remove every blob and inventory no kept run needs; None when `kept` says nothing may go. A kept run's
+        before-inventory that cannot be read leaves every blob in place (which of them it needs is unknown), with a
+        note; the runs' own removal is not held up by it.
 
         `kept` is asked with the store locked, so that no run can record a manifest naming blobs it has just written
         between the asking and the removal: keep, every inventory a kept run references (its inventory stays);
@@ -188,9 +197,19 @@ class BlobStore:
             keep, keep_whole = needs
             inventories = {inventory.stored for inventory in keep if inventory.stored} | self._pointed_at()
             needed: set[str] = set()
-            for inventory in {inventory.stored: inventory for inventory in keep_whole}.values():  # each read once
-                needed |= {file.sha256 for file in self.expand(inventory).files if file.link is None}
-            removed_blobs, freed = _remove_unlisted(self.blobs, needed, lambda path: path.name)
+            unknown = False
+            for inventory in {inventory.stored or id(inventory): inventory for inventory in keep_whole}.values():  # once each
+                try:
+                    files = self.expand(inventory).files
+                except InputError as error:
+                    notes.append(f"{error.message}: no stored bank contents were removed, since a kept run may need any")
+                    unknown = True
+                    break
+                needed |= {file.sha256 for file in files if file.link is None}
+            removed_blobs = 0
+            freed = 0
+            if not unknown:
+                removed_blobs, freed = _remove_unlisted(self.blobs, needed, lambda path: path.name)
             removed_inventories, freed_more = _remove_unlisted(
                 self.inventories, inventories, lambda path: path.name.removesuffix(".json.gz")
             )

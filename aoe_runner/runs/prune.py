@@ -186,7 +186,7 @@ def _carry_out(store: RunStore, ids: list[str], notes: list[str]) -> None:
     for run_id in ids:
         _discard(store.run_dir(run_id), trash / run_id)
     _empty_trash(store)
-    store.blobs.collect(lambda: _kept_inventories(store, notes))
+    store.blobs.collect(lambda: _kept_inventories(store, notes), notes)
     (store.home / REMOVAL_JOURNAL).unlink(missing_ok=True)
 
 
@@ -220,11 +220,17 @@ def _kept_inventories(store: RunStore, notes: list[str]) -> KeptInventories | No
         if _unreadable_note(unindexed) not in notes:
             notes.append(_unreadable_note(unindexed))
         return None
-    kept = store.list()
-    return (
-        [_stub(row.bank_before) for row in kept if row.bank_before] + [_stub(row.bank_after) for row in kept if row.bank_after],
-        [_stub(row.bank_before) for row in kept if row.kind == TUNING and row.bank_before],
-    )
+    kept = []  # from each manifest, the record itself: an index row edited by hand must not decide what is deleted
+    for row in store.list():
+        try:
+            kept.append(store.load(row.id))
+        except InputError as error:
+            note = f"{error.message}: no stored bank contents were removed, since that run may need any"
+            if note not in notes:
+                notes.append(note)
+            return None
+    after = [m.bank_after for m in kept if m.bank_after is not None]
+    return [m.bank_before for m in kept] + after, [m.bank_before for m in kept if m.kind == TUNING]
 
 
 def _discard_dead_starts(store: RunStore) -> None:
@@ -286,7 +292,10 @@ def _blobs_of(store: RunStore, rows: Iterable[RunRow]) -> set[str]:
     """The blobs the before-inventories of these tuning runs need, each inventory read once."""
     needed: set[str] = set()
     for identity in {row.bank_before for row in rows if row.kind == TUNING and row.bank_before}:
-        needed |= {file.sha256 for file in store.blobs.expand(_stub(identity)).files if file.link is None}
+        try:
+            needed |= {file.sha256 for file in store.blobs.expand(_stub(identity)).files if file.link is None}
+        except InputError:
+            continue  # an inventory that cannot be read frees nothing that can be counted
     return needed
 
 

@@ -479,7 +479,7 @@ def test_what_a_collect_keeps_is_decided_with_the_store_locked(tmp_path: Path) -
         finally:
             os.close(fd)
 
-    assert store.collect(kept) is None  # None: nothing may go
+    assert store.collect(kept, []) is None  # None: nothing may go
     assert held == [True]
 
 

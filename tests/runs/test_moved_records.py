@@ -31,3 +31,32 @@ def test_a_record_that_does_not_name_its_directory_is_left_out_once(tmp_path, ho
     second = aoe_runner(home, "runs", "show", "latest")
     assert second.returncode == 0, second.stderr
     assert f"run {older}:" in second.stdout and "rebuilt the index" not in second.stderr
+
+
+def _three_runs(tmp_path):  # type: ignore[no-untyped-def]
+    home = Home(tmp_path)
+    for _ in range(3):
+        assert tune(home, "progress", "--reports", "1", "--lines", "0", "--interval", "0", options=("--bank", "bank"))[0] == 0
+    return home, sorted(path.name for path in (tmp_path / "home" / "runs").iterdir())
+
+
+def test_prune_decides_what_to_delete_from_the_records_not_from_index_rows_edited_by_hand(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    home, runs = _three_runs(tmp_path)
+    with sqlite3.connect(tmp_path / "home" / "runs.db") as db:
+        db.execute("UPDATE runs SET bank_before = NULL, kind = 'verify' WHERE id = ?", (runs[-1],))
+    pruned = aoe_runner(home, "runs", "prune", "--keep", "1", "--yes")
+    assert pruned.returncode == 0, pruned.stderr
+    restore = aoe_runner(home, "bank", "restore", runs[-1], "--dry-run")
+    assert restore.returncode == 0, restore.stderr  # the kept run's bank snapshot is whole
+
+
+def test_one_unreadable_inventory_does_not_hold_up_the_removal_of_other_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    home, runs = _three_runs(tmp_path)
+    kept = json.loads((tmp_path / "home" / "runs" / runs[-1] / "manifest.json").read_text())["bank_before"]["stored"]
+    (tmp_path / "home" / "inventories" / kept[:2] / f"{kept}.json.gz").unlink()
+    pruned = aoe_runner(home, "runs", "prune", "--keep", "1", "--yes")
+    assert pruned.returncode == 0, pruned.stderr
+    assert "no stored bank contents were removed" in pruned.stderr
+    assert sorted(path.name for path in (tmp_path / "home" / "runs").iterdir()) == [runs[-1]]
