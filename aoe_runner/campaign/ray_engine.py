@@ -109,7 +109,12 @@ def _job(argv: list[str], env: dict[str, str], cwd: str, grace_s: float, link: d
 
     attempt = ray.get(board.next_attempt.remote(link["job"]))
     link = {**link, "attempt": attempt}
-    return run_job(argv, env, cwd, grace_s, link, lambda kind, link, **news: board.tell.remote(kind, link, **news))
+    node = ray.get_runtime_context().get_node_id()
+
+    def tell(kind: str, link: dict[str, Any], **news: Any) -> None:
+        board.tell.remote(kind, link, **({"node": node, **news} if kind == "started" else news))
+
+    return run_job(argv, env, cwd, grace_s, link, tell)
 
 
 class RayEngine:

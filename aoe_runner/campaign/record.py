@@ -52,6 +52,8 @@ class Attempt:
 
     number: int
     host: str | None = None
+    node: str | None = None
+    """Ray's id of the node it ran on."""
     device: str | None = None
     """The physical device Ray gave it (ASCEND_RT_VISIBLE_DEVICES)."""
     run: str | None = None

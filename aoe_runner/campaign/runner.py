@@ -148,6 +148,7 @@ class CampaignRun:
                 attempt = record.attempts[number - 1]
                 first = attempt.host is None and news.get("host")
                 attempt.host = news.get("host", attempt.host)
+                attempt.node = news.get("node", attempt.node)
                 attempt.device = news.get("device", attempt.device)
                 attempt.run = news.get("run", attempt.run)
                 attempt.last_result_file = news.get("last_result_file", attempt.last_result_file)

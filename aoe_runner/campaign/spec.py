@@ -1,7 +1,7 @@
 """A campaign file: many `tune` jobs in one TOML file, read and checked whole before anything runs.
 
     name = "models"                      # optional: the file's name without .toml
-    [defaults]                           # any job key but name, after, script and model
+    [defaults]                           # any job key but name and after (a job's script or model replaces both)
     mode = "op"
     bank = "bank"
     [[job]]
@@ -39,7 +39,7 @@ JOB_KEYS = frozenset(
     {"name", "script", "args", "mode", "bank", "model_memory", "timeout", "grace", "env", "framework", "model", "weight",
      "model_framework", "tune_ops", "after", "python"}
 )  # fmt: skip
-DEFAULT_KEYS = JOB_KEYS - {"name", "after", "script", "model", "weight"}
+DEFAULT_KEYS = JOB_KEYS - {"name", "after"}
 TOP_KEYS = frozenset({"name", "defaults", "job"})
 
 
@@ -173,7 +173,12 @@ def _jobs(document: dict[str, Any], base: Path, problems: list[str]) -> list[Job
             continue
         label = f"job {number}" + (f" ({visible(str(table['name']))})" if "name" in table else "")
         before = len(problems)
-        job = _job({**{k: v for k, v in defaults.items() if k in DEFAULT_KEYS}, **table}, base, label, problems)
+        given = {k: v for k, v in defaults.items() if k in DEFAULT_KEYS}
+        if "model" in table:  # a job's own target replaces the default one, whichever kind it is
+            given.pop("script", None)
+        if "script" in table:
+            given.pop("model", None)
+        job = _job({**given, **table}, base, label, problems)
         if job is not None and job.name in seen:
             problems.append(f"{label}: name: {job.name!r} is the name of an earlier job")
         if job is not None and len(problems) == before:
