@@ -136,7 +136,7 @@ def test_readme_is_short() -> None:
 
 def test_readme_opens_with_the_two_commands() -> None:
     block = README.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
-    assert block == ["pip install . && aoe-runner report sample_results/", "pip install -e '.[test]' && python -m pytest"]
+    assert block == ["pip install . && aoe-runner report sample_results/", "pip install -e '.[test,ray]' && python -m pytest"]
 
 
 def test_readme_sections_come_in_order() -> None:

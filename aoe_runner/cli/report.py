@@ -28,7 +28,7 @@ from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.common import collector
 from aoe_runner.common.exiting import leave
 from aoe_runner.common.words import count
-from aoe_runner.errors import ExitCode, UsageError
+from aoe_runner.errors import ExitCode, InputError, UsageError
 from aoe_runner.report.rules import DEFAULT_THRESHOLD_PCT
 
 if TYPE_CHECKING:
@@ -72,6 +72,9 @@ Script = Annotated[
     ),
 ]
 Samples = Annotated[bool, typer.Option("--samples", help="Add the sample result files shipped with aoe-runner.")]
+Campaign = Annotated[
+    str | None, typer.Option("--campaign", metavar="ID", help="Add the result files of every run of a campaign (or latest).")
+]
 AllowEmpty = Annotated[
     bool, typer.Option("--allow-empty", help="A named file that holds no report is no error (default: exit 4).")
 ]
@@ -94,6 +97,7 @@ def report(
     script: Script = None,
     samples: Samples = False,
     allow_empty: AllowEmpty = False,
+    campaign: Campaign = None,
 ) -> int:
     """Summarise result files or recorded runs into the bank they imply; --diff compares two (default: the newest runs)."""
     from aoe_runner.common.quantities import parse_percent
@@ -104,7 +108,7 @@ def report(
     min_gain_pct = parse_percent(min_gain, "--min-gain")
     threshold_pct = DEFAULT_THRESHOLD_PCT if threshold is None else parse_percent(threshold, "--threshold")
     paths = (paths or []) + ([str(samples_directory())] if samples else [])
-    runs = [required_text(reference, "--run") for reference in runs or []]
+    runs = [required_text(reference, "--run") for reference in runs or []] + _campaign_runs(campaign)
     if diff:
         if script is not None and (paths or runs):
             raise UsageError("--script picks the two runs to compare; it cannot be given with paths or --run")
@@ -115,6 +119,23 @@ def report(
     if not paths and not runs:
         raise UsageError("report needs a PATH (a result file, a directory or a glob pattern), --run RUN or --samples")
     return _summary(formatter, paths, runs, rows, output, min_gain_pct, allow_empty)
+
+
+def _campaign_runs(reference: str | None) -> list[str]:
+    """The runs of a campaign's jobs that recorded result files (each job's last attempt)."""
+    if reference is None:
+        return []
+    from aoe_runner.campaign.record import CampaignStore
+    from aoe_runner.common.home import runner_home
+    from aoe_runner.runs.history import RunStore
+
+    home = runner_home()
+    record = CampaignStore(home).resolve(required_text(reference, "--campaign"))
+    store = RunStore(home, terminal.warning)
+    found = [job.run for job in record.jobs if job.run and (manifest := store.load_or_warn(job.run)) and manifest.result_files]
+    if not found:
+        raise InputError(record.id, "no run of this campaign recorded a result file")
+    return found
 
 
 def _summary(

@@ -1,0 +1,112 @@
+"""Campaign files: every problem found at once, one line each naming the job and the key; and the plan's numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aoe_runner.campaign.plan import Node, plan_campaign
+from aoe_runner.campaign.spec import CampaignFileError, load_campaign
+from aoe_runner.errors import InputError
+from tests.preflight.hosts import make_facts
+from tests.tune.runner import SIMULATOR
+
+
+def campaign(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "train.py").write_text("import tensorflow\n", encoding="utf-8")
+    path = tmp_path / "c.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_every_problem_is_one_line_with_its_job_and_key(tmp_path: Path) -> None:
+    text = """
+[defaults]
+mode = "op"
+colour = "red"
+[[job]]
+name = "a"
+script = "train.py"
+modee = "op"
+[[job]]
+name = "a"
+script = "missing.py"
+[[job]]
+name = "b"
+model = "m.onnx"
+script = "train.py"
+args = "x"
+[[job]]
+script = "train.py"
+timeout = "soon"
+"""
+    with pytest.raises(CampaignFileError) as raised:
+        load_campaign(campaign(tmp_path, text))
+    lines = raised.value.message.splitlines()
+    where = str(tmp_path / "c.toml")
+    assert all(line.startswith(f"{where}: ") for line in lines)
+    said = [line.removeprefix(f"{where}: ") for line in lines]
+    assert "[defaults]: unknown key 'colour'" in said
+    assert "job 1 (a): modee: unknown key" in said
+    assert f"job 2 (a): script: {tmp_path / 'missing.py'}: no such file" in said
+    assert "job 3 (b): model: a job tunes a script or a model, not both" in said
+    assert "job 3 (b): args: not a list of strings" in said
+    assert "job 4: name: required, and a name (letters, digits, . _ - and spaces)" in said
+    assert any(line.startswith("job 4: timeout: ") for line in said)
+
+
+@pytest.mark.parametrize(
+    ("jobs", "says"),
+    [
+        ('[[job]]\nname = "a"\nafter = ["z"]\n', "job 'a': after: 'z' is no job of this campaign"),
+        ('[[job]]\nname = "a"\nafter = ["b"]\n[[job]]\nname = "b"\nafter = ["a"]\n', "wait on each other (a cycle)"),
+        ('[[job]]\nname = "a"\n[[job]]\nname = "a"\n', "'a' is the name of an earlier job"),
+    ],
+)
+def test_after_must_name_jobs_without_a_cycle(tmp_path: Path, jobs: str, says: str) -> None:
+    with pytest.raises(CampaignFileError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        load_campaign(campaign(tmp_path, f'[defaults]\nmode = "op"\nscript = "train.py"\n{jobs}'))
+
+
+def test_a_file_that_is_not_toml_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not TOML"):
+        load_campaign(campaign(tmp_path, "[[job]\n"))
+
+
+def test_the_plan_asks_each_job_for_its_scenarios_formula_and_refuses_what_fits_nowhere(tmp_path: Path) -> None:
+    text = f"""
+[defaults]
+script = "{SIMULATOR}"
+[[job]]
+name = "ops"
+mode = "op"
+model_memory = "4GiB"
+[[job]]
+name = "subgraphs"
+mode = "subgraph"
+[[job]]
+name = "huge"
+mode = "op"
+model_memory = "1TiB"
+"""
+    found = load_campaign(campaign(tmp_path, text))
+    nodes = [Node("a", 100, 64 * 2**30, 2), Node("b", 200, 128 * 2**30, 0)]
+    plan = plan_campaign(found, make_facts(cpus=100), nodes)
+    needs = {need.job: need for need in plan.needs}
+    assert (needs["ops"].cpus, needs["ops"].memory_bytes, needs["ops"].fits_on) == (74, 32 * 2**30, ("a",))
+    assert (needs["subgraphs"].cpus, needs["subgraphs"].fits_on) == (24, ("a",))  # b has no NPU
+    assert (
+        needs["huge"].problem is not None
+        and "8192.0 GiB (model memory 1024.0 GiB x TUNING_PARALLEL_NUM 8)" in needs["huge"].problem
+    )
+
+
+def test_check_prints_the_plan_in_every_format(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    path = campaign(tmp_path, f'[[job]]\nname = "j"\nmode = "op"\nscript = "{SIMULATOR}"\n')
+    table = cli("campaign", "check", str(path), "--npus", "1", "--cpus", "100")
+    assert table.code == 0 and "j    training, tf  74" in table.out
+    assert json.loads(cli("campaign", "check", str(path), "--npus", "1", "--cpus", "100", "--json").out)["jobs"][0]["cpus"] == 74
+    assert cli("campaign", "check", str(path), "--npus", "0", "-f", "csv").code == 1  # no NPU: fits nowhere
+    assert "| j " in cli("campaign", "check", str(path), "--npus", "1", "-f", "markdown").out
