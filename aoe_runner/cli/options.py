@@ -38,6 +38,16 @@ def format_option(*formats: OutputFormat, notes: str = "") -> typer.models.Optio
     )  # fmt: skip
 
 
+def framework_option(what_auto_means: str) -> typer.models.OptionInfo:
+    """`--framework tf|mindspore|pytorch|auto`, taken as text; frameworks.kinds.Framework.parse reads it."""
+    from aoe_runner.cli import completion
+
+    return typer.Option(
+        "--framework", metavar="NAME", help=f"tf, mindspore, pytorch, or auto: {what_auto_means}.",
+        autocompletion=completion.FRAMEWORKS,
+    )  # fmt: skip
+
+
 def json_option() -> typer.models.OptionInfo:
     return typer.Option("--json", help="The same as --format json.")
 

@@ -8,7 +8,19 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from aoe_runner.cli import completion
-from aoe_runner.cli.options import CSV, JSON, MARKDOWN, TABLE, JsonFlag, OutputFile, WideFlag, emit, format_option, whole_number
+from aoe_runner.cli.options import (
+    CSV,
+    JSON,
+    MARKDOWN,
+    TABLE,
+    JsonFlag,
+    OutputFile,
+    WideFlag,
+    emit,
+    format_option,
+    framework_option,
+    whole_number,
+)
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.errors import UsageError
@@ -26,15 +38,7 @@ Mode = Annotated[
         autocompletion=completion.MODES,
     ),
 ]
-FrameworkOption = Annotated[
-    str,
-    typer.Option(
-        "--framework",
-        metavar="NAME",
-        help="tf, mindspore, pytorch or auto (the training formulas); pytorch: the dump-then-tune formulas.",
-        autocompletion=completion.FRAMEWORKS,
-    ),
-]
+FrameworkOption = Annotated[str, framework_option("the training formulas; pytorch: the dump-then-tune ones")]
 Model = Annotated[
     Path | None,
     typer.Option("--model", metavar="FILE", readable=False, help="Check for tuning this model file with the offline aoe CLI."),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from aoe_runner.cli import completion
-from aoe_runner.cli.options import THIS_PYTHON, Python, ScriptArguments, split_names, whole_number
+from aoe_runner.cli.options import THIS_PYTHON, Python, ScriptArguments, framework_option, split_names, whole_number
 from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.common.exiting import leave
 from aoe_runner.common.words import count
@@ -53,15 +53,7 @@ Skip = Annotated[
     list[str] | None,
     typer.Option("--skip", metavar="CHECK[,CHECK]", help="Run even when these preflight checks fail (repeatable)."),
 ]
-Framework = Annotated[
-    str,
-    typer.Option(
-        "--framework",
-        metavar="NAME",
-        help="tf, mindspore, pytorch, or auto: read from the script's imports.",
-        autocompletion=completion.FRAMEWORKS,
-    ),
-]
+Framework = Annotated[str, framework_option("read from the script's imports")]
 TuneOps = Annotated[
     Path | None,
     typer.Option("--tune-ops", metavar="FILE", help='Tune only these: {"tune_ops_name": [...], "tune_ops_type": [...]}.'),
