@@ -83,14 +83,13 @@ class Board:
 
     heard: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
 
-    def next_attempt(self, job: str) -> int:
-        attempts = self.heard.setdefault(job, {})
-        number = len(attempts) + 1
-        attempts[number] = {}
-        return number
+    numbers: dict[str, dict[str, int]] = field(default_factory=dict)  # job -> attempt token -> its number
 
     def tell(self, kind: str, link: dict[str, Any], **news: Any) -> None:
-        entry = self.heard.setdefault(link["job"], {}).setdefault(int(link["attempt"]), {})
+        """News of one attempt; attempts are numbered per job in the order their first news arrives."""
+        tokens = self.numbers.setdefault(link["job"], {})
+        number = tokens.setdefault(str(link["attempt"]), len(tokens) + 1)
+        entry = self.heard.setdefault(link["job"], {}).setdefault(number, {})
         entry.update({key: value for key, value in news.items() if value is not None})
         if kind == "started":
             entry["started_at"] = time.time()
@@ -103,12 +102,15 @@ class Board:
 
 
 def _job(argv: list[str], env: dict[str, str], cwd: str, grace_s: float, link: dict[str, Any], board: Any) -> int:
-    """The Ray task: its attempt number from the board, then task.run_job."""
+    """The Ray task: task.run_job, its attempt named by a token of its own. Nothing here waits on Ray (ray.get in a
+    task lends its CPUs to other tasks meanwhile, and a node would then run more jobs than their formulas allow):
+    the board numbers the attempts as their news arrives."""
+    import uuid
+
     ray = _ray()
     from aoe_runner.campaign.task import run_job
 
-    attempt = ray.get(board.next_attempt.remote(link["job"]))
-    link = {**link, "attempt": attempt}
+    link = {**link, "attempt": uuid.uuid4().hex}
     node = ray.get_runtime_context().get_node_id()
 
     def tell(kind: str, link: dict[str, Any], **news: Any) -> None:

@@ -130,7 +130,7 @@ class CampaignRun:
             split = argv.index("--") if "--" in argv else len(argv)
             argv[split:split] = list(self.options.tune_options)
         grace_s = parse_duration(job.grace, "grace") if job.grace else 10.0
-        link = {"campaign": self.record.id, "job": job.name, "attempt": 1}
+        link = {"campaign": self.record.id, "job": job.name, "attempt": ""}  # the task names its attempt
         handle = self.engine.submit(needs, Submission(argv, dict(job.env), grace_s, link, self.options.retries))
         self.running[job.name] = _Running(job, handle, grace_s)
         record.state = JobState.RUNNING

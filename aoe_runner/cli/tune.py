@@ -98,9 +98,8 @@ def tune(
         te_parallel=threads, repeat_tune=repeat_tune, device=device_number, python=python, timeout_s=timeout_s,
         grace_s=grace_s, model_memory=model_memory, force=force, rehash=rehash, skip=split_names(skip),
         framework=target.framework, framework_source=target.source, tune_ops=tune_ops, aoe_cli=aoe, model=target.model,
-        reload_of=reload, keep_workspace=keep_workspace,
+        reload_of=reload, keep_workspace=keep_workspace, framework_note=target.describe(),
     )
-    terminal.info(target.describe())
     store = run_store()
     return _dry_run(request, store) if dry_run else _run(request, store)
 # fmt: on

@@ -83,4 +83,5 @@ class CampaignLink:
 
     campaign: str
     job: str
-    attempt: int = 1
+    attempt: str
+    """The attempt's own token: one per start of the job (campaign status numbers them)."""

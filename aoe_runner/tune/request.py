@@ -42,6 +42,7 @@ class TuneRequest:
     model: OfflineModel | None = None  # `tune --model`
     reload_of: str | None = None  # --reload RUN: resume that run's interrupted subgraph tuning
     keep_workspace: bool = False  # keep the offline CLI's aoe_workspace/ in the record
+    framework_note: str | None = None  # how the framework (or the model file) was read, said as the run starts
 
     def __post_init__(self) -> None:
         if self.te_parallel is not None:

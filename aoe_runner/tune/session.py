@@ -43,6 +43,7 @@ class DryRun:
     gate: Gate
     steps: list[str] = field(default_factory=list)
     blocked_by: list[str] = field(default_factory=list)  # what would refuse the run besides preflight
+    notes: list[str] = field(default_factory=list)
 
     @property
     def would_start(self) -> bool:
@@ -54,7 +55,7 @@ class DryRun:
             where = phase.working_directory or self.working_directory
             label = f"phase {number} ({phase.name}) " if len(self.planned.phases) > 1 else ""
             lines += [f"would run {label}in {where}:", f"  {shlex.join(phase.command)}"]
-        lines += [*self.planned.notes, "with these environment changes:"]
+        lines += [*self.notes, *self.planned.notes, "with these environment changes:"]
         lines += [f"  {name}={shlex.quote(value)}" for name, value in sorted(self.changes.items())]
         lines += self.steps + [self.gate.verdict(), *self.blocked_by]
         lines.append("a real run would start" if self.would_start else "a real run would be refused: nothing would be launched")
@@ -78,7 +79,14 @@ def dry_run(request: TuneRequest, store: RunStore, base_env: Mapping[str, str] |
     gate = run_preflight(facts, request, env)
     bank = bank_directory(env, facts, request)
     device = request.device_id(base)
-    plan = DryRun(planned, os.getcwd(), changes, gate, blocked_by=blocked)
+    plan = DryRun(
+        planned,
+        os.getcwd(),
+        changes,
+        gate,
+        blocked_by=blocked,
+        notes=[request.framework_note or ""][: bool(request.framework_note)],
+    )
     if request.bank is not None and not request.bank.exists():
         plan.steps.append(f"would create the bank directory {request.bank}")
     plan.steps.append(
@@ -143,6 +151,8 @@ def run_tune(
             request.bank.mkdir(parents=True)
             reporter.notice(f"created the bank directory {request.bank}")
         writing = locks.enter_context(_Writing(store, reporter))  # no collect removes a blob before the manifest names it
+        if request.framework_note:
+            reporter.notice(request.framework_note)
         for note in planned.notes:
             reporter.notice(f"note: {note}")
         manifest = _start_record(
@@ -165,7 +175,7 @@ def campaign_link(env: Mapping[str, str]) -> CampaignLink | None:
         return None
     try:
         given = json.loads(text)
-        return CampaignLink(campaign=str(given["campaign"]), job=str(given["job"]), attempt=int(given["attempt"]))
+        return CampaignLink(campaign=str(given["campaign"]), job=str(given["job"]), attempt=str(given["attempt"]))
     except (ValueError, KeyError, TypeError):
         raise UsageError(f"{CAMPAIGN_VARIABLE}: not what 'aoe-runner campaign run' sets; unset it") from None
 

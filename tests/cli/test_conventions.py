@@ -304,7 +304,7 @@ def test_counts_agree_with_their_nouns(cli) -> None:  # type: ignore[no-untyped-
     assert "from 1 report in 1 file (0 partial)." in one_file
     assert "new: 3 operators, 0 subgraphs from 1 report." in cli(*DIFF).out
     assert cli(*DIFF, "--fail-on-regression").err == "error: 1 entry regressed by more than 2%\n"
-    assert cli("preflight", "--facts", str(SMALL), "--model-memory", "4GiB").out.endswith(", 1 warning, 11 passed, 2 skipped\n")
+    assert cli("preflight", "--facts", str(SMALL), "--model-memory", "4GiB").out.endswith(", 1 warning, 11 passed, 3 skipped\n")
 
 
 def test_the_preflight_header_and_the_cpu_fix_say_what_would_work(cli) -> None:  # type: ignore[no-untyped-def]

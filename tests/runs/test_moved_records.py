@@ -17,7 +17,7 @@ def test_a_record_that_does_not_name_its_directory_is_left_out_once(tmp_path, ho
     for _ in range(2):
         assert tune(home, "exit", "0")[0] == 0
     runs = tmp_path / "home" / "runs"
-    older, newer = sorted(path.name for path in runs.iterdir())
+    older, newer = [manifest["id"] for manifest in home.manifests()]  # oldest first
     if how == "renamed":
         (runs / newer).rename(runs / "old-run")
         odd = runs / "old-run"
@@ -37,7 +37,7 @@ def _three_runs(tmp_path):  # type: ignore[no-untyped-def]
     home = Home(tmp_path)
     for _ in range(3):
         assert tune(home, "progress", "--reports", "1", "--lines", "0", "--interval", "0", options=("--bank", "bank"))[0] == 0
-    return home, sorted(path.name for path in (tmp_path / "home" / "runs").iterdir())
+    return home, [manifest["id"] for manifest in home.manifests()]  # oldest first (ids of one second sort at random)
 
 
 def test_prune_decides_what_to_delete_from_the_records_not_from_index_rows_edited_by_hand(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -45,7 +45,7 @@ def test_prune_decides_what_to_delete_from_the_records_not_from_index_rows_edite
 
     home, runs = _three_runs(tmp_path)
     with sqlite3.connect(tmp_path / "home" / "runs.db") as db:
-        db.execute("UPDATE runs SET bank_before = NULL, kind = 'verify' WHERE id = ?", (runs[-1],))
+        db.execute("UPDATE runs SET bank_before = NULL WHERE id = ?", (runs[-1],))
     pruned = aoe_runner(home, "runs", "prune", "--keep", "1", "--yes")
     assert pruned.returncode == 0, pruned.stderr
     restore = aoe_runner(home, "bank", "restore", runs[-1], "--dry-run")

@@ -235,7 +235,7 @@ def test_push_passes_over_a_run_the_server_refuses_and_sends_the_others(tmp_path
     home = SharedHome(tmp_path, pg_server.url(f"latin_{os.getpid()}"))
     script = tmp_path / "训练.py"
     script.write_text("print('step 1')\n")
-    refused = aoe_runner(home, "tune", str(script), "--mode", "op", "--force")
+    refused = aoe_runner(home, "tune", str(script), "--framework", "tf", "--mode", "op", "--force")
     assert refused.returncode == 0 and "recorded on this host only" in refused.stderr, refused.stderr
     code, _, err = tune(SharedHome(tmp_path, UNREACHABLE), "exit", "0")  # a later run, recorded while the store was down
     assert code == 0, err

@@ -181,7 +181,7 @@ def test_a_script_whose_name_is_not_utf8_reaches_the_store(shared_home: SharedHo
     warning blamed the server. The store's copy holds the escape as text, as its index columns do."""
     script = shared_home.root / os.fsdecode(b"tr\xffain.py")
     shutil.copy(SIMULATOR, script)
-    done = aoe_runner(shared_home, "tune", str(script), "--mode", "op", "--force", "--", "exit", "0")
+    done = aoe_runner(shared_home, "tune", str(script), "--framework", "tf", "--mode", "op", "--force", "--", "exit", "0")
     assert done.returncode == 0 and "recorded on this host only" not in done.stderr, done.stderr
     with psycopg.connect(shared_home.url) as db:
         (stored,) = db.execute("SELECT manifest->>'script' FROM runs").fetchone()  # type: ignore[misc]
