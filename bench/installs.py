@@ -33,15 +33,17 @@ class Install:
         return self.variant == "compiled with mypyc"
 
 
-def regular_install(venv: Path, plain: bool = False) -> Install:
-    """A fresh venv with `pip install .` of the checkout (AOE_RUNNER_MYPYC=0 when plain), its time and variant."""
-    label = "AOE_RUNNER_MYPYC=0 pip install ." if plain else "pip install ."
+def regular_install(venv: Path, plain: bool = False, extras: str = "") -> Install:
+    """A fresh venv with `pip install .` of the checkout (AOE_RUNNER_MYPYC=0 when plain; `.[EXTRAS]` when given), its
+    time and variant."""
+    target = f"{ROOT}[{extras}]" if extras else str(ROOT)
+    label = ("AOE_RUNNER_MYPYC=0 " if plain else "") + ("pip install ." + (f"[{extras}]" if extras else ""))
     print(f"{label} into a scratch venv ({venv})", flush=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     env = {**os.environ, "AOE_RUNNER_MYPYC": "0"} if plain else {k: v for k, v in os.environ.items() if k != "AOE_RUNNER_MYPYC"}
     started = time.perf_counter()
-    subprocess.run([str(python), "-m", "pip", "install", *PIP_QUIET, str(ROOT)], check=True, capture_output=True, env=env)
+    subprocess.run([str(python), "-m", "pip", "install", *PIP_QUIET, target], check=True, capture_output=True, env=env)
     seconds = time.perf_counter() - started
     shown = subprocess.run([str(venv / "bin" / "aoe-runner"), "--version"], capture_output=True, text=True, check=True)
     variant = shown.stdout.strip().partition("(")[2].rstrip(")")

@@ -25,6 +25,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+import campaign_bench  # noqa: E402
 import history_bench  # noqa: E402
 import html_bench  # noqa: E402
 import report_bench  # noqa: E402
@@ -80,6 +81,11 @@ SECTIONS: dict[str, Section] = {
         lambda args: verify_bench.measure(VERIFY_ROUNDS),
         lambda f, args: verify_bench.render(f),  # type: ignore[arg-type]
         verify_bench.target_rows,  # type: ignore[arg-type]
+    ),
+    "campaign": Section(
+        lambda args: campaign_bench.measure(max(args.rounds, 2)),
+        lambda f, args: campaign_bench.render(f),  # type: ignore[arg-type]
+        lambda f: [],
     ),
     "store": Section(  # imported when chosen: it needs psycopg and Debian's PostgreSQL server binaries
         lambda args: _store_bench().measure(),

@@ -25,6 +25,7 @@ DEPENDENCIES = ("typer", "pydantic", "pydantic-core", "tabulate", "wcwidth", "ps
 SUBCOMMANDS = (
     "report", "validate", "preflight", "completion", "tune", "verify", "runs list", "runs show", "runs prune",
     "runs rm", "runs report", "runs push", "bank restore", "bank best", "store init", "store status", "store use",
+    "campaign check", "campaign run", "campaign status", "campaign list",
 )  # fmt: skip
 
 

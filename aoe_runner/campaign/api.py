@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aoe_runner.campaign.plan import CampaignPlan, Node, plan_campaign, this_host
-from aoe_runner.campaign.record import CampaignRecord, CampaignStore, JobRecord, campaign_record, fingerprint, now
+from aoe_runner.campaign.record import CampaignRecord, JobRecord, campaign_record, campaign_store, fingerprint, now
 from aoe_runner.campaign.runner import CampaignRun, RunOptions
 from aoe_runner.campaign.spec import load_campaign
 from aoe_runner.common.home import runner_home
@@ -78,7 +78,7 @@ def run_campaign(
         if plan.refused:
             lines = [f"job {need.job}: {need.problem}" for need in plan.refused]
             raise CampaignRefused("nothing was started: " + "; ".join(lines))
-        store = CampaignStore(home)
+        store = campaign_store(home, say)
         started_at = now()
         record = campaign_record(campaign, cluster.address, facts.hostname, started_at, store.new_id(started_at))
         for job, needs in zip(campaign.jobs, plan.needs, strict=True):

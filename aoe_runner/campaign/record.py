@@ -12,11 +12,12 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
+from typing import Protocol
 
 from aoe_runner.campaign.spec import Campaign, Job
 from aoe_runner.common.files import atomic_write_text
@@ -140,11 +141,23 @@ def fingerprint(job: Job, framework: Framework | None, soc: str | None, cann: st
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-class CampaignStore:
-    """The campaigns of one aoe-runner home."""
+class SharedCampaigns(Protocol):
+    """The shared run store's campaigns table (store/pg_index.PgIndex)."""
 
-    def __init__(self, home: Path) -> None:
+    def record_campaign(
+        self, campaign_id: str, name: str, host: str, started_at: str, ended_at: str | None, text: str
+    ) -> None: ...
+    def campaign_records(self) -> list[str]: ...
+
+
+class CampaignStore:
+    """The campaigns of one aoe-runner home, and of the shared run store when the home uses one: a record is written
+    here first, then sent there (a store that cannot be reached is one warning; the record stays here)."""
+
+    def __init__(self, home: Path, shared: SharedCampaigns | None = None, warn: Callable[[str], None] = lambda m: None) -> None:
         self.root = home / "campaigns"
+        self.shared = shared
+        self.warn = warn
 
     def new_id(self, started_at: datetime) -> str:
         return f"{started_at:%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
@@ -152,7 +165,16 @@ class CampaignStore:
     def save(self, record: CampaignRecord) -> None:
         directory = self.root / record.id
         directory.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(directory / RECORD_NAME, dump_json(record))
+        text = dump_json(record)
+        atomic_write_text(directory / RECORD_NAME, text)
+        if self.shared is None:
+            return
+        ended = record.ended_at.isoformat() if record.ended_at else None
+        try:
+            self.shared.record_campaign(record.id, record.name, record.host, record.started_at.isoformat(), ended, text)
+        except InputError as error:  # StoreUnavailable: said once, the record stays here
+            self.warn(f"campaign {record.id} is recorded on this host only: {error.message}")
+            self.shared = None
 
     def load(self, campaign_id: str) -> CampaignRecord:
         if not campaign_id or "/" in campaign_id or campaign_id.startswith("."):
@@ -167,16 +189,36 @@ class CampaignStore:
             raise InputError(str(path), f"not a campaign record: {str(error).splitlines()[0]}") from None
 
     def all(self) -> Iterator[CampaignRecord | InputError]:
-        """Every record, oldest first; one that cannot be read as the error it gives."""
+        """Every record, oldest first, this host's and the shared store's; one that cannot be read as its error."""
+        found: dict[str, CampaignRecord | InputError] = {}
         try:
             names = sorted(os.listdir(self.root))
         except OSError:
-            return
+            names = []
         for name in names:
             try:
-                yield self.load(name)
+                found[name] = self.load(name)
             except InputError as error:
-                yield error
+                found[name] = error
+        for record in self._shared_records():
+            found.setdefault(record.id, record)
+        yield from sorted(found.values(), key=_started)
+
+    def _shared_records(self) -> list[CampaignRecord]:
+        if self.shared is None:
+            return []
+        try:
+            texts = self.shared.campaign_records()
+        except InputError as error:
+            self.warn(f"the shared store's campaigns are not listed: {error.message}")
+            return []
+        records = []
+        for text in texts:
+            try:
+                records.append(load_json(CampaignRecord, text))
+            except ValueError as error:
+                self.warn(f"a campaign in the shared store cannot be read ({str(error).splitlines()[0]}); skipped")
+        return records
 
     def resolve(self, reference: str | None) -> CampaignRecord:
         """An id, a unique prefix of one, `latest` or nothing (the latest)."""
@@ -200,6 +242,22 @@ class CampaignStore:
                 if done.name == job and done.fingerprint == print_ and done.state is JobState.SUCCEEDED:
                     return record.id, done.run
         return None
+
+
+def _started(record: CampaignRecord | InputError) -> str:
+    return record.started_at.isoformat() if isinstance(record, CampaignRecord) else ""
+
+
+def campaign_store(home: Path, warn: Callable[[str], None]) -> CampaignStore:
+    """The campaigns of this home, with the shared run store's when the home uses one."""
+    from aoe_runner.store.config import current_choice
+
+    choice = current_choice(home)
+    if choice.url is None:
+        return CampaignStore(home, None, warn)
+    from aoe_runner.store.pg_index import PgIndex
+
+    return CampaignStore(home, PgIndex(choice.url, choice.shown, warn), warn)
 
 
 def _alive(pid: int, host: str) -> bool:

@@ -73,21 +73,21 @@ def campaign_run(
 
 def campaign_status(reference: Reference = None, output_format: Format = None, as_json: JsonFlag = False) -> int:
     """One campaign's jobs: state, host, device, run and timings (the latest campaign by default)."""
-    from aoe_runner.campaign.record import CampaignStore
+    from aoe_runner.campaign.record import campaign_store
     from aoe_runner.common.home import runner_home
 
     formatter = formatter_for(output_format, as_json, FORMATS, None)
-    emit(terminal, formatter.campaign(CampaignStore(runner_home()).resolve(reference)), None)
+    emit(terminal, formatter.campaign(campaign_store(runner_home(), terminal.warning).resolve(reference)), None)
     return ExitCode.OK
 
 
 def campaign_list(output_format: Format = None, as_json: JsonFlag = False) -> int:
     """Every recorded campaign, newest first, with its jobs' states."""
-    from aoe_runner.campaign.record import CampaignRecord, CampaignStore
+    from aoe_runner.campaign.record import CampaignRecord, campaign_store
     from aoe_runner.common.home import runner_home
 
     formatter = formatter_for(output_format, as_json, FORMATS, None)
-    found = list(CampaignStore(runner_home()).all())
+    found = list(campaign_store(runner_home(), terminal.warning).all())
     for problem in (record for record in found if not isinstance(record, CampaignRecord)):
         terminal.warning(problem.message)
     emit(terminal, formatter.campaign_list([r for r in reversed(found) if isinstance(r, CampaignRecord)]), None)

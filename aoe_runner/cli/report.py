@@ -125,13 +125,11 @@ def _campaign_runs(reference: str | None) -> list[str]:
     """The runs of a campaign's jobs that recorded result files (each job's last attempt)."""
     if reference is None:
         return []
-    from aoe_runner.campaign.record import CampaignStore
+    from aoe_runner.campaign.record import campaign_store
     from aoe_runner.common.home import runner_home
-    from aoe_runner.runs.history import RunStore
 
-    home = runner_home()
-    record = CampaignStore(home).resolve(required_text(reference, "--campaign"))
-    store = RunStore(home, terminal.warning)
+    record = campaign_store(runner_home(), terminal.warning).resolve(required_text(reference, "--campaign"))
+    store = run_store(reading=True)
     found = [job.run for job in record.jobs if job.run and (manifest := store.load_or_warn(job.run)) and manifest.result_files]
     if not found:
         raise InputError(record.id, "no run of this campaign recorded a result file")

@@ -99,6 +99,21 @@ class PgIndex:
         with self.transaction(WRITE_LIMIT_S) as db:
             db.execute("DELETE FROM runs WHERE id = ANY(%s)", (ids,))
 
+    def record_campaign(self, campaign_id: str, name: str, host: str, started_at: str, ended_at: str | None, text: str) -> None:
+        """Insert or replace a campaign's record (its JSON as campaign.json holds it)."""
+        with self.transaction(WRITE_LIMIT_S) as db:
+            pg_schema.refuse_newer(pg_schema.version(db) or 0)
+            db.execute(
+                "INSERT INTO campaigns (id, name, host, started_at, ended_at, record) VALUES (%s, %s, %s, %s, %s, %s::jsonb)"
+                " ON CONFLICT (id) DO UPDATE SET ended_at = EXCLUDED.ended_at, record = EXCLUDED.record",
+                (campaign_id, name, host, started_at, ended_at, text),
+            )
+
+    def campaign_records(self) -> list[str]:
+        """Every campaign's record as JSON text, oldest first."""
+        with self.transaction() as db:
+            return [row[0] for row in db.execute("SELECT record::text FROM campaigns ORDER BY started_at, id")]
+
     # -- reading --------------------------------------------------------------------------------
 
     def rows(self, where: RunFilter) -> list[RunRow]:

@@ -67,6 +67,18 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN results_recorded BOOLEAN NOT NULL DEFAULT false;
     UPDATE runs SET results_recorded = true WHERE EXISTS (SELECT 1 FROM run_results WHERE run_results.run_id = runs.id);
     """,
+    # 5: campaigns (`campaign run`): each record whole, as campaign.json holds it
+    """
+    CREATE TABLE campaigns (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        host TEXT NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        ended_at TIMESTAMPTZ,
+        record JSONB NOT NULL
+    );
+    CREATE INDEX campaigns_by_start ON campaigns (started_at DESC, id DESC);
+    """,
 )
 LATEST = len(MIGRATIONS)
 

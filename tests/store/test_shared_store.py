@@ -265,7 +265,7 @@ def test_a_nul_in_a_log_line_quoted_by_the_manifest_reaches_the_store(shared_hom
     """jsonb refused the manifest's \\u0000: the run stayed 'running' in the store, and every later push stopped at it."""
     script = shared_home.root / "train.py"
     script.write_text("print('[Aoe]Aoe process finished,cost\\x00 time 3s.', flush=True)\n")
-    done = aoe_runner(shared_home, "tune", str(script), "--mode", "op", "--force")
+    done = aoe_runner(shared_home, "tune", str(script), "--framework", "tf", "--mode", "op", "--force")
     assert done.returncode == 0 and "recorded on this host only" not in done.stderr, done.stderr
     with psycopg.connect(shared_home.url) as db:
         (status, markers) = db.execute("SELECT status, manifest->>'markers' FROM runs").fetchone()  # type: ignore[misc]
