@@ -5,6 +5,7 @@ CSV writer's own guard."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from aoe_runner.common.safe_text import visible
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from aoe_runner.campaign.record import CampaignRecord, JobRecord
 
 PLAN_COLUMNS = ("job", "scenario", "cpus", "memory", "fits on", "problem")
-JOB_COLUMNS = ("job", "state", "attempts", "host", "device", "run", "started", "took", "why")
+JOB_COLUMNS = ("job", "state", "attempts", "host", "device", "run", "started", "took", "last result", "why")
 LIST_COLUMNS = ("campaign", "name", "state", "started", "jobs", "succeeded", "failed", "skipped", "stopped")
 
 
@@ -64,8 +65,8 @@ def job_rows(record: CampaignRecord) -> list[dict[str, Any]]:
 def _job_row(job: JobRecord) -> dict[str, Any]:
     last = job.attempts[-1] if job.attempts else None
     took = None
-    if last is not None and last.started_at and last.ended_at:
-        took = (last.ended_at - last.started_at).total_seconds()
+    if last is not None and last.started_at:  # a running job's time so far
+        took = ((last.ended_at or datetime.now(timezone.utc)) - last.started_at).total_seconds()
     return {
         "job": job.name,
         "state": job.state.value,
@@ -88,6 +89,7 @@ def campaign_text(record: CampaignRecord, markdown: bool = False, width: int | N
             **{key: "" if value is None else str(value) for key, value in row.items()},
             "started": local_time(row["started"]) if row["started"] else "",
             "took": f"{row['took_s']:.1f} s" if row["took_s"] is not None else "",
+            "last result": row["last_result_file"] or "",
         }
         for row in job_rows(record)
     ]
@@ -135,7 +137,7 @@ def campaign_summary(record: CampaignRecord) -> str:
     return "\n".join(map(visible, lines)) + "\n"
 
 
-_TEXT = {"job", "host", "fits on", "name", "why", "problem"}  # names and sentences: cut or wrapped to fit
+_TEXT = {"job", "host", "fits on", "name", "why", "problem", "last result"}  # names and sentences: cut or wrapped to fit
 _PROSE = {"why", "problem"}
 
 
