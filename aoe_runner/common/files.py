@@ -8,6 +8,7 @@ as `>` would; the temporary file only starts private, so nobody reads it half-wr
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import stat
 import threading
@@ -162,3 +163,19 @@ def flock_telling(fd: int, operation: int, on_wait: Callable[[], None] | None) -
         if on_wait is not None:
             on_wait()
     fcntl.flock(fd, operation)
+
+
+SPARSE_CHUNK = 1 << 20
+
+
+def copy_keeping_holes(source: Path, target: Path) -> None:
+    """Copy a file as `cp --sparse=always` does: a run of zero bytes becomes a hole, not disk, so a sparse file (a
+    result file truncated far past its end, say) costs what its data costs. Its times and mode are copied too."""
+    with open(source, "rb") as reading, open(target, "wb") as writing:
+        while chunk := reading.read(SPARSE_CHUNK):
+            if chunk.count(0) == len(chunk):
+                writing.seek(len(chunk), os.SEEK_CUR)
+            else:
+                writing.write(chunk)
+        writing.truncate()
+    shutil.copystat(source, target)

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from aoe_runner.common.files import copy_keeping_holes
 from aoe_runner.common.proc import Completed, Started
 from aoe_runner.common.regular_files import MAX_JSON_BYTES
 from aoe_runner.errors import AoeRunnerError, ExitCode
@@ -278,7 +279,7 @@ def _record_result(watched: WatchedFile, run_dir: Path) -> RecordedResult:
     else:  # a --work-dir outside the record: keep a copy, so the record stands alone
         recorded = run_dir / RESULTS_COPY / source.name
         recorded.parent.mkdir(exist_ok=True)
-        shutil.copy2(source, recorded)
+        copy_keeping_holes(source, recorded)  # a sparse result file stays sparse in the record
     loaded = watched.loaded
     return RecordedResult(
         source=str(source),

@@ -282,6 +282,14 @@ def linked_results(options: argparse.Namespace) -> int:
     return 0
 
 
+def sparse_result(options: argparse.Namespace) -> int:
+    """A result file cut off after its first bytes and truncated to VALUE MiB: a hole, no data, on disk."""
+    result = _result_path("aoe_result_opat_20261121120000000_9.json")
+    result.write_text('{"report_20261121120000000_9": [', encoding="utf-8")
+    os.truncate(result, int(options.value) * 2**20)
+    return 0
+
+
 def hopper(options: argparse.Namespace) -> int:
     """Leave behind a process under setsid that ignores SIGTERM and keeps forking and exiting: a new pid every
     fraction of a millisecond, each holding what the script inherited (the device lock). --pid-file gets its
@@ -356,6 +364,7 @@ BEHAVIOURS = {
     "huge-result": huge_result,
     "odd-results": odd_results,
     "linked-results": linked_results,
+    "sparse-result": sparse_result,
     "hopper": hopper,
     "exit": exit_with,
     "segfault": segfault,

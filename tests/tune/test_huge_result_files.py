@@ -58,3 +58,13 @@ def test_one_result_file_under_several_names_counts_once(tmp_path) -> None:  # t
         sum("the same file as aoe_result_opat_20261121120000000_1.json (a link), counted once" in w for w in manifest["warnings"])
         == 2
     )
+
+
+def test_a_sparse_result_file_stays_sparse_in_the_record(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A --work-dir outside the record: its result files are copied in, and a 300 MiB hole must not become 300 MiB."""
+    home = Home(tmp_path)
+    code, _, err = tune(home, "sparse-result", "300", options=("--work-dir", str(tmp_path / "elsewhere")))
+    assert code == 0, err
+    (result,) = home.only_manifest()["result_files"]
+    copy = tmp_path / "home" / "runs" / home.only_manifest()["id"] / result["recorded"]
+    assert copy.stat().st_size == 300 * 2**20 and copy.stat().st_blocks * 512 <= 2**20  # its one chunk of data
