@@ -59,7 +59,12 @@ def check_campaign(path: Path, cluster: Cluster) -> CampaignPlan:
 
 
 def run_campaign(
-    path: Path, cluster: Cluster, options: RunOptions, home: Path, say: Callable[[str], None]
+    path: Path,
+    cluster: Cluster,
+    options: RunOptions,
+    home: Path,
+    say: Callable[[str], None],
+    show: Callable[[CampaignRecord], None] = lambda record: None,
 ) -> tuple[CampaignRecord, int]:
     """Run the campaign to its end (or to Ctrl-C); its record and the exit code. CampaignRefused before anything
     starts when a job fits on no node."""
@@ -88,7 +93,7 @@ def run_campaign(
         say(
             f"campaign {record.id}: {len(campaign.jobs)} jobs on {len(plan.nodes)} node(s); recording to {store.root / record.id}"
         )
-        code = CampaignRun(plan, record, store, engine, options, say).run()
+        code = CampaignRun(plan, record, store, engine, options, say, show).run()
         return record, code
     finally:
         engine.close()

@@ -69,6 +69,7 @@ class CampaignRun:
     engine: Engine
     options: RunOptions
     say: Callable[[str], None]
+    show: Callable[[CampaignRecord], None] = lambda record: None  # the live view, each second
     running: dict[str, _Running] = field(default_factory=dict)
 
     def run(self) -> int:
@@ -83,6 +84,7 @@ class CampaignRun:
                     self._finish(handle)
                 self._hear()
                 self.store.save(self.record)
+                self.show(self.record)
         except KeyboardInterrupt as stop:
             self.record.stopped_by = stop.args[0] if stop.args and isinstance(stop.args[0], str) else "SIGINT"
             self._stop_all("the campaign was interrupted")

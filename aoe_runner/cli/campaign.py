@@ -64,9 +64,14 @@ def campaign_run(
         retries=whole_number(retries, "--retries") or 0, rerun=frozenset(split_names(rerun)), rerun_all=rerun_all,
         tune_options=tune_options,
     )  # fmt: skip
-    record, code = run_campaign(file, _cluster(address, cpus, npus, memory), options, runner_home(), terminal.info)
+    from aoe_runner.render.campaign_progress import CampaignView
     from aoe_runner.render.campaigns import campaign_summary
 
+    view = CampaignView(terminal, live=terminal.err_is_terminal() and not terminal.quiet)
+    try:
+        record, code = run_campaign(file, _cluster(address, cpus, npus, memory), options, runner_home(), view.say, view.status)
+    finally:
+        view.clear()
     terminal.result(campaign_summary(record))
     return code
 

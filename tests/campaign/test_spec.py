@@ -110,3 +110,23 @@ def test_check_prints_the_plan_in_every_format(tmp_path: Path, cli) -> None:  # 
     assert json.loads(cli("campaign", "check", str(path), "--npus", "1", "--cpus", "100", "--json").out)["jobs"][0]["cpus"] == 74
     assert cli("campaign", "check", str(path), "--npus", "0", "-f", "csv").code == 1  # no NPU: fits nowhere
     assert "| j " in cli("campaign", "check", str(path), "--npus", "1", "-f", "markdown").out
+
+
+def test_the_live_line_counts_jobs_and_names_each_running_one() -> None:
+    from aoe_runner.campaign.record import Attempt, CampaignRecord, JobRecord, JobState, now
+    from aoe_runner.common.safe_text import visible
+    from aoe_runner.render.campaign_progress import status_line
+
+    record = CampaignRecord(
+        id="x", name="n", file="f", file_sha256="0" * 64, text="", host="h", supervisor_pid=1, started_at=now()
+    )
+    record.jobs += [
+        JobRecord(name="a\x1b[2Jforged", fingerprint="", state=JobState.RUNNING,
+                  attempts=[Attempt(number=1, host="node-1", device="3", started_at=now(), last_result_file="aoe_result_1.json")]),
+        JobRecord(name="b", fingerprint="", state=JobState.SUCCEEDED),
+        JobRecord(name="c", fingerprint="", state=JobState.PENDING),
+        JobRecord(name="d", fingerprint="", state=JobState.FAILED),
+    ]  # fmt: skip
+    line = visible(status_line(record))
+    assert line.startswith("1 pending, 1 running, 1 done, 1 failed; a")
+    assert "on node-1 device 3 0s, aoe_result_1.json" in line and "\x1b" not in line
