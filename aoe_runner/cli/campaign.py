@@ -7,7 +7,19 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from aoe_runner.cli.options import CSV, JSON, MARKDOWN, TABLE, JsonFlag, emit, format_option, split_names, whole_number
+from aoe_runner.cli.options import (
+    CSV,
+    HTML,
+    JSON,
+    MARKDOWN,
+    TABLE,
+    JsonFlag,
+    OutputFile,
+    emit,
+    format_option,
+    split_names,
+    whole_number,
+)
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
 from aoe_runner.errors import ExitCode
@@ -32,6 +44,7 @@ Force = Annotated[bool, typer.Option("--force", help="Pass --force to every tune
 Skip = Annotated[list[str] | None, typer.Option("--skip", metavar="CHECK[,CHECK]", help="Pass --skip to every tune.")]
 Reference = Annotated[str | None, typer.Argument(metavar="[ID]", help="A campaign id, a prefix of one, or latest.")]
 Format = Annotated[str | None, format_option(*FORMATS)]
+StatusFormat = Annotated[str | None, format_option(*FORMATS, HTML, notes=" (html: a page of the jobs over time, with -o FILE)")]
 
 
 def campaign_check(
@@ -76,13 +89,15 @@ def campaign_run(
     return code
 
 
-def campaign_status(reference: Reference = None, output_format: Format = None, as_json: JsonFlag = False) -> int:
+def campaign_status(
+    reference: Reference = None, output_format: StatusFormat = None, as_json: JsonFlag = False, output: OutputFile = None
+) -> int:
     """One campaign's jobs: state, host, device, run and timings (the latest campaign by default)."""
     from aoe_runner.campaign.record import campaign_store
     from aoe_runner.common.home import runner_home
 
-    formatter = formatter_for(output_format, as_json, FORMATS, None)
-    emit(terminal, formatter.campaign(campaign_store(runner_home(), terminal.warning).resolve(reference)), None)
+    formatter = formatter_for(output_format, as_json, (*FORMATS, HTML), output)
+    emit(terminal, formatter.campaign(campaign_store(runner_home(), terminal.warning).resolve(reference)), output)
     return ExitCode.OK
 
 

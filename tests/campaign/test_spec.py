@@ -130,3 +130,25 @@ def test_the_live_line_counts_jobs_and_names_each_running_one() -> None:
     line = visible(status_line(record))
     assert line.startswith("1 pending, 1 running, 1 done, 1 failed; a")
     assert "on node-1 device 3 0s, aoe_result_1.json" in line and "\x1b" not in line
+
+
+def test_a_campaigns_page_shows_its_jobs_over_time_with_every_name_escaped(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from aoe_runner.campaign.record import Attempt, CampaignRecord, CampaignStore, JobRecord, JobState, now
+
+    record = CampaignRecord(
+        id="20261127-100000-cccccccc", name="n", file="f", file_sha256="0" * 64, text="", host="h", supervisor_pid=1,
+        started_at=now(), ended_at=now(),
+    )  # fmt: skip
+    record.jobs.append(
+        JobRecord(name="<script>alert(1)</script>", fingerprint="", state=JobState.SUCCEEDED,
+                  attempts=[Attempt(number=1, host="node-1", device="0", run="r1", started_at=now(), ended_at=now())])
+    )  # fmt: skip
+    CampaignStore(Path(os.environ["AOE_RUNNER_HOME"])).save(record)
+    page = tmp_path / "page.html"
+    done = cli("campaign", "status", "-f", "html", "-o", str(page))
+    assert done.code == 0, done.err
+    text = page.read_text(encoding="utf-8")
+    assert "Jobs over time, per host and device" in text and "node-1 / device 0" in text
+    assert "<script>alert(1)</script>" not in text

@@ -1,4 +1,4 @@
-"""`--format html`: whole pages for `report`, `report --diff`, `verify` and `runs report`."""
+"""`--format html`: whole pages for `report`, `report --diff`, `verify`, `runs report` and `campaign status`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from aoe_runner.render.formats import DiffView, Formatter, SummaryView
 from aoe_runner.render.html.page import DEFAULT_TOP, Page, PageContext, render
 
 if TYPE_CHECKING:
+    from aoe_runner.campaign.record import CampaignRecord
     from aoe_runner.runs.savings import HistoryRun
     from aoe_runner.verify.report import VerifyReport
 
@@ -33,6 +34,11 @@ class HtmlFormatter(Formatter):
         from aoe_runner.render.html.verify_page import verify_page
 
         return render(verify_page(report, report.step_times_ms), self.context)
+
+    def campaign(self, record: CampaignRecord) -> Document:
+        from aoe_runner.render.html.campaign_page import campaign_page
+
+        return render(campaign_page(record), self.context)
 
     def history(self, runs: list[HistoryRun], script: str | None) -> Document:
         from aoe_runner.render.html.history_page import history_page
