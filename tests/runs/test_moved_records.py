@@ -10,6 +10,8 @@ import pytest
 
 from tests.tune.runner import Home, aoe_runner, tune
 
+pytestmark = pytest.mark.slow  # several real tunes each
+
 
 @pytest.mark.parametrize("how", ["renamed", "edited"])
 def test_a_record_that_does_not_name_its_directory_is_left_out_once(tmp_path, how: str) -> None:  # type: ignore[no-untyped-def]
