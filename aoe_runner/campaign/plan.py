@@ -9,8 +9,10 @@ TUNING_PARALLEL_NUM from this host's aoe.ini (else 8): the hosts of a campaign a
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from aoe_runner.campaign.spec import Campaign, Job
 from aoe_runner.errors import AoeRunnerError
@@ -115,10 +117,16 @@ def _framework(job: Job) -> Framework | None:
     chosen = Framework.parse(job.framework)
     if chosen is not None:
         return chosen
+    return _detected(job.target)
+
+
+@functools.lru_cache(maxsize=1024)
+def _detected(script: Path) -> Framework | None:
+    """The script's framework, read once per script for all the jobs that run it."""
     from aoe_runner.frameworks.detect import detect_framework
 
     try:
-        return detect_framework(job.target).framework
+        return detect_framework(script).framework
     except AoeRunnerError:
         return None  # tune says why when the job runs; its needs are the training formulas meanwhile
 

@@ -19,9 +19,10 @@ from typing import Any
 
 from aoe_runner.campaign.plan import JobNeeds, Node
 from aoe_runner.campaign.runner import Submission
-from aoe_runner.errors import InputError
+from aoe_runner.errors import InputError, UsageError
 
 EXTRA = "pip install 'aoe-runner[ray]'"
+REACH_TIMEOUT_S = 5.0
 
 
 def _ray() -> Any:
@@ -30,6 +31,19 @@ def _ray() -> Any:
     except ImportError:
         raise InputError("ray", f"not installed: campaigns run on Ray ({EXTRA})") from None
     return ray
+
+
+def _reachable(address: str) -> None:
+    """A `HOST:PORT` that nothing answers on is one line at once (exit 4): Ray itself would wait for minutes."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "://" in address:
+        return  # `auto`, `ray://...`: Ray's own to resolve
+    try:
+        socket.create_connection((host, int(port)), timeout=REACH_TIMEOUT_S).close()
+    except OSError as error:
+        raise InputError(f"--address {address}", f"no Ray cluster answers there: {error.strerror or error}") from None
 
 
 def _quiet(ray: Any) -> None:
@@ -128,17 +142,24 @@ class RayEngine:
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         if address:
             if any(value is not None for value in (cpus, npus, memory_bytes)):
-                raise InputError(
-                    "--address", "--cpus, --npus and --memory declare an embedded Ray; a cluster's nodes declare their own"
-                )
-            with _stderr_to(log), _our_signal_handlers():
-                ray.init(address=address, **options)
+                raise UsageError("--cpus, --npus and --memory declare an embedded Ray; a cluster's nodes declare their own")
+            _reachable(address)
+            arguments: dict[str, Any] = {"address": address, **options}
         else:
             resources = {"NPU": float(npus)} if npus is not None else None
+            arguments = {"num_cpus": cpus, "resources": resources, "_memory": memory_bytes, **options}
+        try:
             with _stderr_to(log), _our_signal_handlers():
-                ray.init(num_cpus=cpus, resources=resources, _memory=memory_bytes, **options)
+                ray.init(**arguments)
+        except (KeyboardInterrupt, SystemExit):  # a signal while Ray starts (its own SIGTERM handler exits): undo it
+            ray.shutdown()
+            raise KeyboardInterrupt from None
         _quiet(ray)
-        self.board = ray.remote(num_cpus=0)(Board).remote()
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+        self.board = ray.remote(num_cpus=0, scheduling_strategy=here)(Board).remote()  # on this node: it outlives a job's
+        self._heard: dict[str, dict[int, dict[str, Any]]] = {}
         self.remote_job = ray.remote(_job)
 
     def nodes(self) -> list[Node]:
@@ -192,7 +213,12 @@ class RayEngine:
         self.ray.cancel(handle, force=False)  # KeyboardInterrupt in the task: its tune gets SIGINT (task.py)
 
     def heard(self) -> dict[str, dict[int, dict[str, Any]]]:
-        return dict(self.ray.get(self.board.snapshot.remote()))
+        """What the board heard; what it said last time, should it not answer for a moment."""
+        try:
+            self._heard = dict(self.ray.get(self.board.snapshot.remote(), timeout=30))
+        except self.ray.exceptions.RayError:
+            pass
+        return self._heard
 
     def close(self) -> None:
         self.ray.shutdown()

@@ -81,10 +81,12 @@ class JobRecord:
     why: str | None = None
     """Why it was skipped or stopped."""
     attempts: list[Attempt] = field(default_factory=list)
+    earlier_run: str | None = None
+    """For a job skipped as done before: the run that did it."""
 
     @property
     def run(self) -> str | None:
-        return self.attempts[-1].run if self.attempts else None
+        return self.attempts[-1].run if self.attempts else self.earlier_run
 
 
 @dataclass(kw_only=True)
@@ -128,15 +130,21 @@ class CampaignRecord:
 
 
 def fingerprint(job: Job, framework: Framework | None, soc: str | None, cann: str | None) -> str:
-    """What must be the same for a succeeded job not to run again."""
-    content = sha256_of(job.target)
+    """What must be the same for a succeeded job not to run again: what it tunes (content), how (arguments, mode,
+    framework, bank, environment, interpreter, operator list and weight contents) and on what (SoC, CANN)."""
     parts = {
-        "target": content,
+        "target": sha256_of(job.target),
         "args": list(job.args),
         "mode": job.mode.value,
         "framework": framework.value if framework else None,
         "soc": soc,
         "cann": cann,
+        "bank": str(job.bank) if job.bank else None,
+        "env": list(job.env),
+        "python": job.python,
+        "model_framework": job.model_framework,
+        "tune_ops": sha256_of(job.tune_ops) if job.tune_ops else None,
+        "weight": sha256_of(job.weight) if job.weight else None,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
@@ -192,7 +200,7 @@ class CampaignStore:
         """Every record, oldest first, this host's and the shared store's; one that cannot be read as its error."""
         found: dict[str, CampaignRecord | InputError] = {}
         try:
-            names = sorted(os.listdir(self.root))
+            names = sorted(entry.name for entry in os.scandir(self.root) if entry.is_dir(follow_symlinks=False))
         except OSError:
             names = []
         for name in names:
@@ -266,6 +274,8 @@ def _alive(pid: int, host: str) -> bool:
 
     if host != socket.gethostname():
         return True
+    if not 0 < pid < 2**22:  # no pid the kernel gives (a hand-edited record)
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -71,6 +71,8 @@ class CampaignRun:
     say: Callable[[str], None]
     show: Callable[[CampaignRecord], None] = lambda record: None  # the live view, each second
     running: dict[str, _Running] = field(default_factory=dict)
+    failed_fast: str | None = None  # why --fail-fast stops the campaign, once a job did not succeed
+    stopping: bool = False
 
     def run(self) -> int:
         """Run every job to its end; the exit code: 0 when all succeeded (or were done before), 1 when one did not,
@@ -78,21 +80,44 @@ class CampaignRun:
         self._skip_done_before()
         self.store.save(self.record)
         try:
-            while not self._all_done():
+            while not self._all_done() and self.failed_fast is None:
                 self._start_ready()
-                for handle in self.engine.finished([r.handle for r in self.running.values()], WAIT_S):
-                    self._finish(handle)
+                self._finish_each(self.engine.finished([r.handle for r in self.running.values()], WAIT_S))
                 self._hear()
                 self.store.save(self.record)
                 self.show(self.record)
+            if self.failed_fast is not None:
+                self._stopping(self.failed_fast)
         except KeyboardInterrupt as stop:
             self.record.stopped_by = stop.args[0] if stop.args and isinstance(stop.args[0], str) else "SIGINT"
-            self._stop_all("the campaign was interrupted")
-        self.record.ended_at = now()
-        self.store.save(self.record)
+            self._stopping("the campaign was interrupted")
+        if self.record.ended_at is None:
+            self.record.ended_at = now()
+            self.store.save(self.record)
         if self.record.stopped_by:
             return INTERRUPTED
         return 0 if self.record.state == "succeeded" else 1
+
+    def _stopping(self, why: str) -> None:
+        """Stop every job and record the campaign's end, deaf to further signals meanwhile: a second Ctrl-C must not
+        leave the record half-told (the first already stops everything)."""
+        import signal
+
+        numbers = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        saved = {number: signal.signal(number, lambda *_: None) for number in numbers}
+        try:
+            self.store.save(self.record)
+            self._stop_all(why)
+            self.record.ended_at = now()
+            self.store.save(self.record)
+        finally:
+            for number, handler in saved.items():
+                signal.signal(number, handler)
+
+    def _finish_each(self, handles: list[Any]) -> None:
+        for handle in handles:
+            if any(running.handle is handle for running in self.running.values()):  # not finished meanwhile
+                self._finish(handle)
 
     # -- starting -------------------------------------------------------------------------------
 
@@ -104,7 +129,7 @@ class CampaignRun:
             earlier = self.store.succeeded(self.record.name, job.name, record.fingerprint)
             if earlier is not None:
                 campaign, run = earlier
-                record.state = JobState.SKIPPED
+                record.state, record.earlier_run = JobState.SKIPPED, run
                 record.why = f"succeeded in campaign {campaign} (run {run}) with the same fingerprint"
                 self.say(f"job {job.name}: skipped, {record.why}")
 
@@ -186,8 +211,8 @@ class CampaignRun:
         self.say(
             f"job {name}: {record.state.value}" + (f", run {run}" if run else "") + (f" ({record.why})" if record.why else "")
         )
-        if record.state is not JobState.SUCCEEDED and self.options.fail_fast and not self.record.stopped_by:
-            self._stop_all(f"--fail-fast: job {name} did not succeed")
+        if record.state is not JobState.SUCCEEDED and self.options.fail_fast and self.failed_fast is None:
+            self.failed_fast = f"--fail-fast: job {name} did not succeed"  # the main loop stops the rest
 
     def _stop_all(self, why: str) -> None:
         """Cancel every running job and wait (bounded) for each tune to record its run: a cancelled task counts as
@@ -200,6 +225,8 @@ class CampaignRun:
                 finished = self.engine.finished([r.handle for r in self.running.values()], WAIT_S)
                 self._hear()
                 for name, running in list(self.running.items()):
+                    if name not in self.running:
+                        continue
                     attempts = self.record.job(name).attempts
                     if attempts and attempts[-1].ended_at is not None:
                         self._finish(running.handle)
@@ -210,6 +237,9 @@ class CampaignRun:
         for name in list(self.running):
             record = self.record.job(name)
             record.state, record.why = JobState.STOPPED, f"{why}; its tune had not recorded its end"
+        for record in self.record.jobs:
+            if record.state in (JobState.STOPPED, JobState.FAILED) and record.why == "its tune was interrupted":
+                record.why = f"{why}; its tune recorded its run as interrupted"
         self.running.clear()
         for record in self.record.jobs:
             if record.state is JobState.RUNNING:

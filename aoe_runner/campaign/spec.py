@@ -128,8 +128,8 @@ def load_campaign(path: Path) -> Campaign:
         raise InputError(str(path), f"not TOML: {error}") from None
     problems: list[str] = []
     jobs = _jobs(document, path.parent.resolve(), problems)
-    if not problems:
-        _check_after(jobs, problems)
+    named = {str(table["name"]) for table in document.get("job", []) if isinstance(table, dict) and "name" in table}
+    _check_after(jobs, problems, named)
     if problems:
         raise CampaignFileError(str(path), problems)
     name = document.get("name", path.stem)
@@ -179,10 +179,12 @@ def _jobs(document: dict[str, Any], base: Path, problems: list[str]) -> list[Job
         if "script" in table:
             given.pop("model", None)
         job = _job({**given, **table}, base, label, problems)
-        if job is not None and job.name in seen:
-            problems.append(f"{label}: name: {job.name!r} is the name of an earlier job")
+        name = table.get("name")
+        if isinstance(name, str) and name in seen:
+            problems.append(f"{label}: name: {name!r} is the name of an earlier job")
+        elif isinstance(name, str):
+            seen.add(name)
         if job is not None and len(problems) == before:
-            seen.add(job.name)
             jobs.append(job)
     return jobs
 
@@ -279,16 +281,15 @@ def _texts(table: dict[str, Any], fields: dict[str, Any], problem: Any) -> None:
             problem("framework", f"{fields['framework']!r} is not one of tf, mindspore, pytorch, auto")
 
 
-def _check_after(jobs: list[Job], problems: list[str]) -> None:
-    """Every name `after` gives is a job, and no job waits on itself, however indirectly."""
-    names = {job.name for job in jobs}
+def _check_after(jobs: list[Job], problems: list[str], named: set[str]) -> None:
+    """Every name `after` gives is a job (`named`: every job's name, those with problems too), and no job waits on
+    itself, however indirectly (among the jobs read without a problem)."""
     for job in jobs:
         for name in job.after:
-            if name not in names:
+            if name not in named:
                 problems.append(f"job {job.name!r}: after: {name!r} is no job of this campaign")
-    if problems:
-        return
-    waits = {job.name: set(job.after) for job in jobs}
+    known = {job.name for job in jobs}
+    waits = {job.name: {name for name in job.after if name in known} for job in jobs}
     done: set[str] = set()
     while len(done) < len(waits):
         ready = [name for name, after in waits.items() if name not in done and after <= done]
@@ -300,7 +301,12 @@ def _check_after(jobs: list[Job], problems: list[str]) -> None:
 
 
 def _is_name(value: object) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= 100 and all(c.isalnum() or c in "._- " for c in value)
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 100
+        and value == value.strip()  # `--rerun` names it as typed
+        and all(c.isalnum() or c in "._- " for c in value)
+    )
 
 
 def _variable(name: object) -> bool:

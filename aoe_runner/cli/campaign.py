@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,7 +24,7 @@ from aoe_runner.cli.options import (
 )
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import terminal
-from aoe_runner.errors import ExitCode
+from aoe_runner.errors import ExitCode, InputError, UsageError
 
 if TYPE_CHECKING:
     from aoe_runner.campaign.api import Cluster
@@ -55,7 +57,8 @@ def campaign_check(
     from aoe_runner.campaign.api import check_campaign
 
     formatter = formatter_for(output_format, as_json, FORMATS, None)
-    plan = check_campaign(file, _cluster(address, cpus, npus, memory))
+    with _problems_one_per_line():
+        plan = check_campaign(file, _cluster(address, cpus, npus, memory))
     emit(terminal, formatter.campaign_plan(plan), None)
     return ExitCode.FINDING if plan.refused else ExitCode.OK
 
@@ -70,7 +73,7 @@ def campaign_run(
     from aoe_runner.campaign.runner import RunOptions
     from aoe_runner.common.home import runner_home
 
-    skipped = split_names(skip)
+    skipped = _known_checks(split_names(skip))
     tune_options = (("--force",) if force else ()) + tuple(part for name in skipped for part in ("--skip", name))
     options = RunOptions(
         max_parallel=whole_number(max_parallel, "--max-parallel", minimum=1), fail_fast=fail_fast,
@@ -82,7 +85,10 @@ def campaign_run(
 
     view = CampaignView(terminal, live=terminal.err_is_terminal() and not terminal.quiet)
     try:
-        record, code = run_campaign(file, _cluster(address, cpus, npus, memory), options, runner_home(), view.say, view.status)
+        with _problems_one_per_line():
+            record, code = run_campaign(
+                file, _cluster(address, cpus, npus, memory), options, runner_home(), view.say, view.status
+            )
     finally:
         view.clear()
     terminal.result(campaign_summary(record))
@@ -120,3 +126,27 @@ def _cluster(address: str | None, cpus: str | None, npus: str | None, memory: st
 
     size = parse_size(memory, "--memory") if memory is not None else None
     return Cluster(address, whole_number(cpus, "--cpus", minimum=1), whole_number(npus, "--npus"), size)
+
+
+@contextmanager
+def _problems_one_per_line() -> Iterator[None]:
+    """A campaign file's problems, each on its own line (the error line of the exit code gives the count)."""
+    from aoe_runner.campaign.spec import CampaignFileError
+
+    try:
+        yield
+    except CampaignFileError as error:
+        for problem in error.problems[:-1]:
+            terminal.error(f"{error.where}: {problem}")
+        raise InputError(error.where, error.problems[-1]) from None
+
+
+def _known_checks(names: tuple[str, ...]) -> tuple[str, ...]:
+    """--skip's names, checked before Ray starts: every tune would refuse an unknown one."""
+    from aoe_runner.preflight.checks import CHECK_IDS
+
+    known = set(CHECK_IDS)
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise UsageError(f"--skip: {', '.join(unknown)} is not a preflight check (one of {', '.join(sorted(known))})")
+    return names

@@ -111,7 +111,7 @@ def test_jobs_are_packed_by_the_formula_then_a_second_run_does_no_work(place: Pl
     assert {attempt["run"] for attempt in attempts} <= listed
     again = place.run("run", str(path), "--address", place.address, "--force")
     assert again.returncode == 0, again.stderr
-    assert again.stdout.count("skipped (succeeded in campaign") == 3 and "submitted" not in again.stderr
+    assert again.stdout.count("(succeeded in campaign") == 3 and "submitted" not in again.stderr
 
 
 def test_a_failed_job_skips_what_waits_for_it(place: Place) -> None:
@@ -149,6 +149,17 @@ def test_ctrl_c_stops_every_job_and_each_run_is_recorded_interrupted(place: Plac
         assert manifest["status"] == "interrupted" and manifest["campaign"]["job"] == job["name"]
     leftover = subprocess.run(["pgrep", "-f", f"{SIMULATOR} hang"], capture_output=True, text=True).stdout.split()
     assert leftover == []
+
+
+def test_fail_fast_stops_the_running_jobs_and_records_the_end(place: Place) -> None:
+    jobs = _job("y", "sleep", "30") + _job("z", "sleep", "30") + _job("f", "exit", "1")
+    path = place.campaign_file("fail-fast", jobs)
+    done = place.run("run", str(path), "--address", place.address, "--force", "--fail-fast")
+    assert done.returncode == 1, done.stderr
+    record = place.record()
+    assert record["ended_at"] is not None
+    states = {job["name"]: job["state"] for job in record["jobs"]}
+    assert states["f"] == "failed" and {states["y"], states["z"]} <= {"stopped", "succeeded"}
 
 
 def test_a_job_whose_node_dies_is_run_again_on_another(place: Place) -> None:

@@ -152,3 +152,25 @@ def test_a_campaigns_page_shows_its_jobs_over_time_with_every_name_escaped(tmp_p
     text = page.read_text(encoding="utf-8")
     assert "Jobs over time, per host and device" in text and "node-1 / device 0" in text
     assert "<script>alert(1)</script>" not in text
+
+
+def test_every_problem_at_once_each_on_its_own_line(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        '[defaults]\nmode = "op"\nscript = "train.py"\n[[job]]\nname = "a"\nmodee = 1\n'
+        '[[job]]\nname = "b"\nafter = ["nope"]\n[[job]]\nname = "b"\n'
+        '[[job]]\nname = "c"\nafter = ["d"]\n[[job]]\nname = "d"\nafter = ["c"]\n'
+    )
+    done = cli("campaign", "check", str(campaign(tmp_path, text)))
+    assert done.code == 4
+    lines = done.err.splitlines()
+    assert len(lines) == 4 and all(line.startswith("error: ") and "\\\\n" not in line for line in lines), lines
+    said = "\n".join(lines)
+    assert "modee: unknown key" in said and "'nope' is no job" in said and "earlier job" in said and "a cycle" in said
+
+
+def test_a_cluster_address_nothing_answers_on_is_one_line_at_once(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    path = campaign(tmp_path, f'[[job]]\nname = "j"\nmode = "op"\nscript = "{SIMULATOR}"\n')
+    done = cli("campaign", "check", str(path), "--address", "127.0.0.1:9")
+    assert done.code == 4 and "no Ray cluster answers there" in done.err
+    assert cli("campaign", "run", str(path), "--address", "127.0.0.1:9", "--cpus", "4").code == 2
+    assert cli("campaign", "run", str(path), "--skip", "nosuchcheck").code == 2

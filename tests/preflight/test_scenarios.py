@@ -91,3 +91,9 @@ def test_the_memory_formula_for_training_is_unchanged() -> None:
     plan = plan_for("op", model_memory="4GiB", framework=Framework.MINDSPORE)
     result = check_memory(make_facts(memory_gib=24), plan)
     assert result.required == f">= {32 * GIB / GIB:.1f} GiB"  # 4 GiB x TUNING_PARALLEL_NUM 8
+
+
+def test_the_list_of_check_ids_is_every_checks_id() -> None:
+    from aoe_runner.preflight.checks import CHECK_IDS, run_checks
+
+    assert sorted(CHECK_IDS) == sorted(check.id for check in run_checks(make_facts(), plan_for("op")))
