@@ -238,7 +238,7 @@ class CampaignRun:
             record = self.record.job(name)
             record.state, record.why = JobState.STOPPED, f"{why}; its tune had not recorded its end"
         for record in self.record.jobs:
-            if record.state in (JobState.STOPPED, JobState.FAILED) and record.why == "its tune was interrupted":
+            if record.why == "its tune was interrupted":  # by this stop: say why it stopped
                 record.why = f"{why}; its tune recorded its run as interrupted"
         self.running.clear()
         for record in self.record.jobs:

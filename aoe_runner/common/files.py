@@ -165,6 +165,19 @@ def flock_telling(fd: int, operation: int, on_wait: Callable[[], None] | None) -
     fcntl.flock(fd, operation)
 
 
+def tree_bytes(path: Path) -> int:
+    """What the files under `path` take (each entry's own size: symbolic links are not followed); 0 when it is not
+    there, and a file that vanishes meanwhile counts nothing."""
+    total = 0
+    for directory, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
 SPARSE_CHUNK = 1 << 20
 
 

@@ -32,10 +32,7 @@ FRAMEWORK_PACKAGES = {
 @dataclass(frozen=True)
 class Detection:
     framework: Framework
-    evidence: str  # e.g. "the script imports torch_npu (train.py line 3)"
-
-    def describe(self) -> str:
-        return f"framework: {self.framework.value} ({self.evidence}; --framework to choose another)"
+    evidence: str  # e.g. "the script imports torch_npu, train.py line 3"
 
 
 @dataclass(frozen=True)

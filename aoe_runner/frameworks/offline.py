@@ -174,15 +174,3 @@ def _real_directories(directory: Path) -> list[Path]:
 
 def _real_directory(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink()
-
-
-def tree_bytes(path: Path) -> int:
-    """What the files under `path` take, symbolic links not followed; 0 when it is not there."""
-    total = 0
-    for directory, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(directory, name)).st_size
-            except OSError:
-                continue
-    return total

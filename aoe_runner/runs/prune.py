@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from aoe_runner.common.files import atomic_write_text, flock_telling
+from aoe_runner.common.files import atomic_write_text, flock_telling, tree_bytes
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError, UsageError
 from aoe_runner.runs.blobs import KeptInventories
 from aoe_runner.runs.history import TUNING, RunStore
@@ -89,7 +89,7 @@ def select(store: RunStore, rule: PruneRule, now: datetime | None = None) -> lis
 def plan_removal(store: RunStore, rows: list[RunRow]) -> Removal:
     """What removing these runs gives back, without removing anything."""
     removal = Removal(rows)
-    removal.run_bytes = sum(_tree_size(store.run_dir(row.id)) for row in rows)
+    removal.run_bytes = sum(tree_bytes(store.run_dir(row.id)) for row in rows)
     going = {row.id for row in rows}
     kept = [row for row in store.list() if row.id not in going]
     unindexed = _unindexed(store)
@@ -305,13 +305,6 @@ def _stub(identity: str) -> BankInventory:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def _tree_size(directory: Path) -> int:
-    total = 0
-    for root, _directories, files in os.walk(directory):
-        total += sum(_size(Path(root) / name) for name in files)
-    return total
 
 
 def _size(path: Path) -> int:

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import aoe_runner.frameworks
+from aoe_runner.common.files import tree_bytes
 from aoe_runner.common.regular_files import read_with_status
 from aoe_runner.errors import ExitCode, InputError
 from aoe_runner.frameworks.kinds import Framework
-from aoe_runner.frameworks.offline import WORKSPACE, dump_command, model_command, tree_bytes, tuned_models
+from aoe_runner.frameworks.offline import WORKSPACE, dump_command, model_command, tuned_models
 from aoe_runner.runs.flows import OfflineRecord, PhaseRecord, SwitchRecord
 from aoe_runner.runs.manifest import RunManifest, RunStatus
 from aoe_runner.tune.request import TuneRequest, script_command

@@ -105,24 +105,15 @@ time.sleep(3600)
 """
 
 
-def test_the_timeout_holds_while_nobody_reads_stdout(home: Home) -> None:
+def _blocking_tune(home: Home) -> list[str]:
+    """`aoe-runner tune` of a script that writes more to stdout than a pipe holds."""
     script = home.root / "blocking.py"
     script.write_text(BLOCKING_SCRIPT)
-    command = [
-        sys.executable,
-        "-m",
-        "aoe_runner",
-        "tune",
-        str(script),
-        "--framework",
-        "tf",
-        "--mode",
-        "op",
-        "--force",
-        "--timeout",
-        "2s",
-    ]
-    command += ["--grace", "0.5s"]
+    return [sys.executable, "-m", "aoe_runner", "tune", str(script), "--framework", "tf", "--mode", "op", "--force"]
+
+
+def test_the_timeout_holds_while_nobody_reads_stdout(home: Home) -> None:
+    command = [*_blocking_tune(home), "--timeout", "2s", "--grace", "0.5s"]
     started = time.monotonic()
     process = subprocess.Popen(command, env=home.env, cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     err = b""
@@ -143,22 +134,7 @@ def test_the_timeout_holds_while_nobody_reads_stdout(home: Home) -> None:
 
 
 def test_sigterm_is_served_while_nobody_reads_stdout(home: Home) -> None:
-    script = home.root / "blocking.py"
-    script.write_text(BLOCKING_SCRIPT)
-    command = [
-        sys.executable,
-        "-m",
-        "aoe_runner",
-        "tune",
-        str(script),
-        "--framework",
-        "tf",
-        "--mode",
-        "op",
-        "--force",
-        "--grace",
-        "0.5s",
-    ]
+    command = [*_blocking_tune(home), "--grace", "0.5s"]
     process = subprocess.Popen(command, env=home.env, cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _wait_for_stderr(process, b"all written")
