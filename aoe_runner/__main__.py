@@ -62,7 +62,8 @@ def _end(code: int) -> None:
 
 
 class CtrlC:
-    """SIGINT raised as Python's own handler raises it (KeyboardInterrupt), remembering that it came: an exception
+    """SIGINT, SIGTERM or SIGHUP raised as Python's own handler raises SIGINT (KeyboardInterrupt, with the signal's
+    name), remembering that it came: an exception
     that a Ctrl-C turned into another (pydantic-core reports one while it builds a validator as a SchemaError) is
     then known, at the crash boundary (aoe_runner/cli/crashlog.py), as the interruption it is."""
 
@@ -70,7 +71,7 @@ class CtrlC:
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.received = True
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt(signal.Signals(signum).name)  # which signal: a campaign records what stopped it
 
 
 def _interrupt_again(unraisable: sys.UnraisableHookArgs) -> None:

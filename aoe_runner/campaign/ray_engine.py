@@ -151,9 +151,12 @@ class RayEngine:
         try:
             with _stderr_to(log), _our_signal_handlers():
                 ray.init(**arguments)
-        except (KeyboardInterrupt, SystemExit):  # a signal while Ray starts (its own SIGTERM handler exits): undo it
+        except KeyboardInterrupt:  # a signal while Ray starts: undo the start
             ray.shutdown()
-            raise KeyboardInterrupt from None
+            raise
+        except SystemExit:  # Ray's own SIGTERM handler exits
+            ray.shutdown()
+            raise KeyboardInterrupt("SIGTERM") from None
         _quiet(ray)
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

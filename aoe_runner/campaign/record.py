@@ -241,15 +241,17 @@ class CampaignStore:
             raise InputError(reference or "''", why)
         return found[0]
 
-    def succeeded(self, name: str, job: str, print_: str) -> tuple[str, str | None] | None:
-        """(campaign id, run) of an earlier success of this job with this fingerprint, if any."""
-        for record in self.all():
+    def successes(self, name: str) -> dict[tuple[str, str], tuple[str, str | None]]:
+        """Per (job, fingerprint), the latest success in the campaigns named `name`: (campaign id, run). One read of
+        the records, however many jobs ask."""
+        found: dict[tuple[str, str], tuple[str, str | None]] = {}
+        for record in self.all():  # oldest first: a later success takes the place of an earlier one
             if not isinstance(record, CampaignRecord) or record.name != name:
                 continue
             for done in record.jobs:
-                if done.name == job and done.fingerprint == print_ and done.state is JobState.SUCCEEDED:
-                    return record.id, done.run
-        return None
+                if done.state is JobState.SUCCEEDED:
+                    found[(done.name, done.fingerprint)] = (record.id, done.run)
+        return found
 
 
 def _started(record: CampaignRecord | InputError) -> str:

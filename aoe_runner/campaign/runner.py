@@ -122,11 +122,12 @@ class CampaignRun:
     # -- starting -------------------------------------------------------------------------------
 
     def _skip_done_before(self) -> None:
+        successes = self.store.successes(self.record.name)
         for job in self.plan.campaign.jobs:
             record = self.record.job(job.name)
             if self.options.rerun_all or job.name in self.options.rerun:
                 continue
-            earlier = self.store.succeeded(self.record.name, job.name, record.fingerprint)
+            earlier = successes.get((job.name, record.fingerprint))
             if earlier is not None:
                 campaign, run = earlier
                 record.state, record.earlier_run = JobState.SKIPPED, run
@@ -200,7 +201,8 @@ class CampaignRun:
         elif code == INTERRUPTED:
             record.state, record.why = JobState.STOPPED, "its tune was interrupted"
         elif code is not None:
-            record.state, record.why = JobState.FAILED, f"its tune exited {code}"
+            said = record.attempts[-1].problem if record.attempts and record.run is None else None
+            record.state, record.why = JobState.FAILED, f"its tune exited {code}" + (f": {said}" if said else "")
         elif problem == "cancelled":
             record.state, record.why = JobState.STOPPED, "cancelled before its tune started"
         else:

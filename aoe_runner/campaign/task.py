@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +37,7 @@ def run_job(
     home = runner_home() if not environment.get("AOE_RUNNER_HOME") else Path(environment["AOE_RUNNER_HOME"])
     started = time.time()
     tell("started", link, host=socket.gethostname(), device=devices or None, pid=os.getpid())
+    errors = tempfile.TemporaryFile()  # the tune's stderr (quiet: its errors and warnings), for why it failed
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "aoe_runner", "-q", *argv],
@@ -43,10 +45,11 @@ def run_job(
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=errors,
             preexec_fn=_child_setup(),
         )
     except OSError as error:
+        errors.close()
         tell("ended", link, code=None, problem=f"cannot start aoe-runner: {error.strerror or error}")
         return 4
     run: str | None = None
@@ -60,14 +63,28 @@ def run_job(
                 continue
     except KeyboardInterrupt:  # Ray's cancellation
         _stop(process, grace_s)
+    problem = _last_error(errors) if process.returncode not in (0, 130) else None
     for _ in range(3):  # what the campaign records: said even if a late cancellation interrupts the first try
         try:
             run = run or _find_run(home, link, started)
-            tell("ended", link, code=process.returncode, run=run, last_result_file=_last_result(home, run))
+            news = {"problem": problem} if problem else {}
+            tell("ended", link, code=process.returncode, run=run, last_result_file=_last_result(home, run), **news)
             break
         except KeyboardInterrupt:
             continue
     return process.returncode
+
+
+def _last_error(errors: Any, tail: int = 4096) -> str | None:
+    """The tune's last line on stderr (its "error: ..." line when it refused to start), at most 300 characters."""
+    try:
+        with errors:
+            size = errors.seek(0, os.SEEK_END)
+            errors.seek(max(size - tail, 0))
+            lines = [line.strip() for line in errors.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    except OSError:
+        return None
+    return lines[-1][:300] if lines else None
 
 
 def _child_setup() -> Callable[[], None]:

@@ -112,15 +112,19 @@ def test_jobs_are_packed_by_the_formula_then_a_second_run_does_no_work(place: Pl
     again = place.run("run", str(path), "--address", place.address, "--force")
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("(succeeded in campaign") == 3 and "submitted" not in again.stderr
+    assert "on no node: every job is done" in again.stderr  # Ray was not even started
 
 
 def test_a_failed_job_skips_what_waits_for_it(place: Place) -> None:
-    path = place.campaign_file("failing", _job("bad", "exit", "3") + _job("after-bad", "sleep", "0", after=("bad",)))
-    done = place.run("run", str(path), "--address", place.address, "--force")
+    (place.root / "not-a-bank").write_text("a file\n", encoding="utf-8")
+    jobs = _job("bad", "exit", "3") + _job("after-bad", "sleep", "0", after=("bad",))
+    jobs += _job("refused", "sleep", "0") + f'bank = "{place.root / "not-a-bank"}"\n'
+    done = place.run("run", str(place.campaign_file("failing", jobs)), "--address", place.address, "--force")
     assert done.returncode == 1, done.stderr
     states = {job["name"]: (job["state"], job["why"]) for job in place.record()["jobs"]}
-    assert states["bad"] == ("failed", "its tune exited 3")
+    assert states["bad"] == ("failed", "its tune exited 3")  # its run tells the rest
     assert states["after-bad"] == ("skipped", "waits for bad, which did not succeed")
+    assert states["refused"][1].startswith("its tune exited 4: error: ") and "the bank is not a directory" in states["refused"][1]
 
 
 def test_a_job_that_fits_on_no_node_is_refused_before_anything_starts(place: Place) -> None:
@@ -144,6 +148,7 @@ def test_ctrl_c_stops_every_job_and_each_run_is_recorded_interrupted(place: Plac
     record = place.record()
     states = {job["name"]: job["state"] for job in record["jobs"]}
     assert states == {"h1": "stopped", "h2": "stopped", "later": "stopped"}, out
+    assert record["stopped_by"] == "SIGINT"
     for job in record["jobs"][:2]:
         manifest = json.loads((place.root / "home" / "runs" / job["attempts"][-1]["run"] / "manifest.json").read_text())
         assert manifest["status"] == "interrupted" and manifest["campaign"]["job"] == job["name"]

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from aoe_runner.campaign.record import CampaignRecord, CampaignStore, JobRecord, JobState, now
 from aoe_runner.common.jsontext import dump_json
 from aoe_runner.store.pg_index import PgIndex
 from tests.store.conftest import SharedHome
-from tests.tune.runner import aoe_runner
+from tests.tune.runner import SIMULATOR, aoe_runner
 
 
 def _record(campaign_id: str) -> CampaignRecord:
@@ -41,3 +43,20 @@ def test_a_store_that_cannot_be_reached_keeps_the_campaign_here(tmp_path: Path) 
     store.save(record)  # said once
     assert len(warnings) == 1 and "recorded on this host only" in warnings[0]
     assert (tmp_path / "campaigns" / record.id / "campaign.json").read_text() == dump_json(record)
+
+
+@pytest.mark.slow  # an embedded Ray starts in seconds
+def test_every_run_of_a_campaign_on_ray_reaches_the_shared_store(tmp_path: Path, pg_url: str) -> None:
+    pytest.importorskip("ray")
+    ran = SharedHome(tmp_path / "ran", pg_url)
+    jobs = "".join(f'[[job]]\nname = "j{n}"\nargs = ["sleep", "0"]\n' for n in range(2))
+    path = tmp_path / "models.toml"
+    path.write_text(f'name = "models"\n[defaults]\nmode = "op"\nscript = "{SIMULATOR}"\n{jobs}', encoding="utf-8")
+    done = aoe_runner(ran, "campaign", "run", str(path), "--cpus", "160", "--npus", "2", "--force")
+    assert done.returncode == 0, done.stderr
+    other = SharedHome(tmp_path / "other", pg_url)  # another host: it sees what the store holds, nothing of ran's own
+    (campaign,) = json.loads(aoe_runner(other, "campaign", "list", "--json").stdout)
+    shown = json.loads(aoe_runner(other, "campaign", "status", campaign["campaign"], "--json").stdout)
+    runs = {job["attempts"][-1]["run"] for job in shown["jobs"]}
+    listed = aoe_runner(other, "runs", "list", "--json")
+    assert len(runs) == 2 and runs <= {json.loads(line)["id"] for line in listed.stdout.splitlines()}
