@@ -27,10 +27,11 @@ RANKS = {
     "tune": 5,
     "verify": 6,
     "campaign": 6,
-    "render": 7,
-    "cli": 8,
-    "__main__": 9,
-    "schema_export": 9,
+    "releases": 7,
+    "render": 8,
+    "cli": 9,
+    "__main__": 10,
+    "schema_export": 10,
     "__init__": 0,  # the package itself: its version, nothing more
 }
 # What changes stored state or runs processes: a renderer reads results, it never reaches for these.

@@ -32,6 +32,12 @@ COMMANDS = (
     ("runs", "push", "runs", "runs_push", False),
     ("bank", "restore", "bank", "bank_restore", False),
     ("bank", "best", "bank", "bank_best", False),
+    ("bank", "publish", "releases", "bank_publish", False),
+    ("bank", "pull", "releases", "bank_pull", False),
+    ("bank", "rollback", "releases", "bank_rollback", False),
+    ("bank", "versions", "releases", "bank_versions", False),
+    ("bank", "show", "releases", "bank_show", False),
+    ("bank", "diff", "releases", "bank_diff", False),
     ("store", "init", "store", "store_init", False),
     ("store", "status", "store", "store_status", False),
     ("store", "use", "store", "store_use", False),
@@ -42,7 +48,7 @@ COMMANDS = (
 )
 GROUPS = {
     "runs": "The history of tuning runs.",
-    "bank": "Knowledge banks recorded by tuning runs.",
+    "bank": "Knowledge banks: restored, compared, published as versions, pulled onto training hosts.",
     "store": "A run history shared by many hosts, on PostgreSQL.",
     "campaign": "Many tuning jobs from one file, on this host's NPUs or a cluster's, run on Ray.",
 }

@@ -52,7 +52,7 @@ def plan_text(plan: CampaignPlan, markdown: bool = False, width: int | None = No
         }
         for row in plan_rows(plan)
     ]
-    table = _table(PLAN_COLUMNS, rows, markdown, width)
+    table = rows_table(PLAN_COLUMNS, rows, markdown, width)
     formulas = [f"  {need.job}: CPUs {need.cpu_formula}; memory {need.memory_formula}" for need in plan.needs]
     head = f"campaign {plan.campaign.name} ({plan.campaign.path}): {len(plan.needs)} jobs; nodes: {nodes or 'none'}"
     return "\n".join([visible(head), "", table.rstrip("\n"), "", "formulas:", *map(visible, formulas)]) + "\n"
@@ -95,7 +95,7 @@ def campaign_text(record: CampaignRecord, markdown: bool = False, width: int | N
     ]
     head = f"campaign {record.id} ({record.name}): {record.state}, started {local_time(record.started_at.isoformat())}"
     where = f"on {record.address}" if record.address else f"on Ray embedded in {record.host}"
-    return "\n".join([visible(f"{head} {where}"), "", _table(JOB_COLUMNS, rows, markdown, width).rstrip("\n")]) + "\n"
+    return "\n".join([visible(f"{head} {where}"), "", rows_table(JOB_COLUMNS, rows, markdown, width).rstrip("\n")]) + "\n"
 
 
 def list_rows(records: list[CampaignRecord]) -> list[dict[str, Any]]:
@@ -121,7 +121,7 @@ def list_text(records: list[CampaignRecord], markdown: bool = False, width: int 
     rows = [
         {**{key: str(value) for key, value in row.items()}, "started": local_time(row["started"])} for row in list_rows(records)
     ]
-    return _table(LIST_COLUMNS, rows, markdown, width)
+    return rows_table(LIST_COLUMNS, rows, markdown, width)
 
 
 def campaign_summary(record: CampaignRecord) -> str:
@@ -137,11 +137,12 @@ def campaign_summary(record: CampaignRecord) -> str:
     return "\n".join(map(visible, lines)) + "\n"
 
 
-_TEXT = {"job", "host", "fits on", "name", "why", "problem", "last result"}  # names and sentences: cut or wrapped to fit
-_PROSE = {"why", "problem"}
+_TEXT = {"job", "host", "fits on", "name", "why", "problem", "last result", "version", "from", "fingerprint", "path", "verified"}
+_PROSE = {"why", "problem", "note"}  # names above and sentences here: cut or wrapped to fit
 
 
-def _table(columns: tuple[str, ...], rows: list[dict[str, str]], markdown: bool, width: int | None) -> str:
+def rows_table(columns: tuple[str, ...], rows: list[dict[str, str]], markdown: bool, width: int | None) -> str:
+    """Rows of text as a table fitted to width (markdown: a GitHub table); names and sentences are cut or wrapped."""
     if markdown:
         from tabulate import tabulate
 

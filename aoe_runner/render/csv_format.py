@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from aoe_runner.campaign.record import CampaignRecord
     from aoe_runner.errors import InputError
     from aoe_runner.preflight.report import PreflightReport
+    from aoe_runner.releases.version import BankVersion
     from aoe_runner.report.diff import BankDiff, EntryChange
     from aoe_runner.report.models import BankSummary
     from aoe_runner.results.validation import FileCheck
@@ -67,6 +68,11 @@ class CsvFormatter(Formatter):
         from aoe_runner.render.campaigns import job_rows
 
         return _rows_csv([{"campaign": record.id, **row} for row in job_rows(record)])
+
+    def bank_versions(self, versions: list[BankVersion]) -> str:
+        from aoe_runner.render.releases import version_rows
+
+        return _rows_csv(version_rows(versions))
 
     def campaign_list(self, records: list[CampaignRecord]) -> str:
         from aoe_runner.render.campaigns import LIST_COLUMNS, list_rows

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from aoe_runner.campaign.record import CampaignRecord
     from aoe_runner.common.terminal import Pieces
     from aoe_runner.preflight.report import PreflightReport
+    from aoe_runner.releases.version import BankVersion
     from aoe_runner.report.diff import BankDiff
     from aoe_runner.report.entries import Entry
     from aoe_runner.report.models import BankSummary
@@ -104,6 +105,9 @@ class Formatter:
 
     def campaign_list(self, records: list[CampaignRecord]) -> Output:
         raise self.not_offered("campaign list")
+
+    def bank_versions(self, versions: list[BankVersion]) -> Output:
+        raise self.not_offered("bank versions")
 
     def not_offered(self, command: str) -> UsageError:
         return UsageError(f"--format: {self.format_name} is not offered by {command}")

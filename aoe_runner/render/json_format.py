@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from aoe_runner.common.terminal import Pieces
     from aoe_runner.errors import InputError
     from aoe_runner.preflight.report import PreflightReport
+    from aoe_runner.releases.version import BankVersion
     from aoe_runner.report.diff import BankDiff
     from aoe_runner.report.entries import Entry
     from aoe_runner.report.models import BankSummary
@@ -73,6 +74,9 @@ class JsonFormatter(Formatter):
 
     def campaign(self, record: CampaignRecord) -> str:
         return dump_json(record)
+
+    def bank_versions(self, versions: list[BankVersion]) -> str:
+        return "".join(dump_json(version, indent=None) for version in versions)  # one version per line
 
     def campaign_list(self, records: list[CampaignRecord]) -> str:
         import json

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from aoe_runner.campaign.record import CampaignRecord
     from aoe_runner.errors import InputError
     from aoe_runner.preflight.report import PreflightReport
+    from aoe_runner.releases.version import BankVersion
     from aoe_runner.report.diff import BankDiff
     from aoe_runner.report.models import BankSummary, OperatorEntry, RepoTotals, SubgraphEntry
     from aoe_runner.results.validation import FileCheck
@@ -91,6 +92,11 @@ class TableFormatter(TextBlocks, Formatter):
         from aoe_runner.render.campaigns import list_text
 
         return list_text(records, self.markdown, self.width)
+
+    def bank_versions(self, versions: list[BankVersion]) -> str:
+        from aoe_runner.render.releases import versions_text
+
+        return versions_text(versions, self.markdown, self.width)
 
     def store_status(self, status: StoreStatus) -> str:
         from aoe_runner.render.store_status import render_store_status

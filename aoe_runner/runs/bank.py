@@ -247,3 +247,25 @@ def _ignore_existing(operation: Callable[..., object], *arguments: object, **key
         operation(*arguments, **keywords)
     except FileExistsError:
         pass
+
+
+def keep_content(bank: Path, relative: str, blobs: BlobStore) -> str:
+    """Store the content of bank/relative in the blob store (nothing on the way followed); its sha256."""
+    root = os.open(bank, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        parent_path, _, name = relative.rpartition("/")
+        parent = open_path(root, bank, parent_path)
+        try:
+            try:
+                source = os.open(name, READ_FLAGS, dir_fd=parent)
+            except OSError as error:
+                raise InputError(str(bank / relative), f"cannot read bank file: {error.strerror}") from None
+            try:
+                regular_stat(source, bank / relative)
+                return _hash_into(source, bank / relative, blobs)[1]
+            finally:
+                os.close(source)
+        finally:
+            os.close(parent)
+    finally:
+        os.close(root)

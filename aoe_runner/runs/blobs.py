@@ -110,8 +110,9 @@ class BlobStore:
 
     # -- inventories ----------------------------------------------------------------------------
 
-    def save_inventory(self, inventory: BankInventory) -> BankInventory:
-        """Store the inventory's files and directories once; return it as the manifest keeps it (counts and an id)."""
+    def save_inventory(self, inventory: BankInventory, remember: bool = True) -> BankInventory:
+        """Store the inventory's files and directories once; return it as the manifest keeps it (counts and an id).
+        With remember, it becomes its bank's newest inventory (what the next one compares with)."""
         body = json.dumps(
             {"files": [_without_none(vars(file)) for file in inventory.files], "directories": inventory.directories},
             separators=(",", ":"),
@@ -122,7 +123,8 @@ class BlobStore:
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             _write_atomically(target, gzip.compress(body, compresslevel=6, mtime=0))
-        self._remember(inventory, identity)
+        if remember:
+            self._remember(inventory, identity)
         count, total = len(inventory.files), inventory.total_bytes
         return replace(inventory, files=[], directories=None, stored=identity, file_count=count, stored_bytes=total)
 

@@ -30,6 +30,7 @@ from aoe_runner.runs.blobs import KeptInventories
 from aoe_runner.runs.history import TUNING, RunStore
 from aoe_runner.runs.index import RunFilter, RunRow
 from aoe_runner.runs.manifest import BankInventory, RunStatus
+from aoe_runner.runs.pins import published_pins
 from aoe_runner.runs.record_files import REMOVAL_JOURNAL, REMOVAL_LOCK, reason_of
 from aoe_runner.runs.status import MANIFEST_NAME
 from aoe_runner.runs.units import VERIFY, units_of
@@ -87,8 +88,14 @@ def select(store: RunStore, rule: PruneRule, now: datetime | None = None) -> lis
 
 
 def plan_removal(store: RunStore, rows: list[RunRow]) -> Removal:
-    """What removing these runs gives back, without removing anything."""
-    removal = Removal(rows)
+    """What removing these runs gives back, without removing anything. A run a published bank version came from is
+    kept, with a note naming the version."""
+    pinned = published_pins(store.home).runs
+    removal = Removal([row for row in rows if row.id not in pinned])
+    for row in rows:
+        if row.id in pinned:
+            removal.notes.append(f"run {row.id} is kept: {', '.join(pinned[row.id])} was published from it")
+    rows = removal.runs
     removal.run_bytes = sum(tree_bytes(store.run_dir(row.id)) for row in rows)
     going = {row.id for row in rows}
     kept = [row for row in store.list() if row.id not in going]
@@ -113,9 +120,9 @@ def remove_runs(store: RunStore, choose: Callable[[], list[RunRow]], on_wait: Ca
     store.list()  # indexes readable records the index lacks, which cannot be done once the removal lock is held
     with _one_removal_at_a_time(store, on_wait):
         finished = _finish_interrupted(store)
-        rows = choose()
-        removal = plan_removal(store, rows)
+        removal = plan_removal(store, choose())
         removal.finished = finished
+        rows = removal.runs
         for row in rows:
             if store.is_live(row.id):
                 raise RunIsLive(f"run {row.id} is running (pid of its supervisor alive); it can be removed once it ends")
@@ -230,7 +237,14 @@ def _kept_inventories(store: RunStore, notes: list[str]) -> KeptInventories | No
                 notes.append(note)
             return None
     after = [m.bank_after for m in kept if m.bank_after is not None]
-    return [m.bank_before for m in kept] + after, [m.bank_before for m in kept if m.kind == TUNING]
+    tuned = [m.bank_after for m in kept if m.kind == TUNING and m.bank_after is not None]  # what `bank publish` takes
+    try:
+        published = published_pins(store.home).stubs()
+    except InputError as error:
+        notes.append(f"{error.message}: no stored bank contents were removed, since a published version may need any")
+        return None
+    before = [m.bank_before for m in kept if m.kind == TUNING]
+    return [m.bank_before for m in kept] + after + published, before + tuned + published
 
 
 def _discard_dead_starts(store: RunStore) -> None:

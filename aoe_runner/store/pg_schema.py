@@ -79,6 +79,17 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX campaigns_by_start ON campaigns (started_at DESC, id DESC);
     """,
+    # 6: published bank versions (`bank publish`): numbered per name, each record whole, as releases/ keeps it
+    """
+    CREATE TABLE bank_versions (
+        name TEXT NOT NULL,
+        number INTEGER NOT NULL CHECK (number > 0),
+        published_at TIMESTAMPTZ NOT NULL,
+        host TEXT NOT NULL,
+        record JSONB NOT NULL,
+        PRIMARY KEY (name, number)
+    );
+    """,
 )
 LATEST = len(MIGRATIONS)
 

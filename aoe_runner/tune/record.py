@@ -86,9 +86,10 @@ def execute_recorded(
         _record_end(manifest, outcome)
         if flow is not None:
             flow.finish(manifest)
-        _record_bank(manifest, store)
-        manifest.late_signal = outcome.late_signal or _late(manifest, signals)
-        _save_end(store, manifest, reporter)
+        with store.blobs.writing():  # the bank's new contents are kept: no collect until the manifest names them
+            _record_bank(manifest, store)
+            manifest.late_signal = outcome.late_signal or _late(manifest, signals)
+            _save_end(store, manifest, reporter)
         if manifest.late_signal is None and (late := _late(manifest, signals)):  # while the end was being written
             manifest.late_signal = late
             _save_end(store, manifest, reporter)
@@ -311,11 +312,12 @@ def _record_end(manifest: RunManifest, outcome: Outcome) -> None:
 
 
 def _record_bank(manifest: RunManifest, store: RunStore) -> None:
-    """The bank after the run, and what changed: only files whose size, mtime or inode changed are read again."""
+    """The bank after the run, and what changed: only files whose size, mtime or inode changed are read again, and
+    their contents kept in the blob store (the state a `bank publish` of this run takes)."""
     try:
         before = store.blobs.expand(manifest.bank_before)
-        after = take_inventory(Path(manifest.bank), previous=before)
-        manifest.bank_changes = changes_between(before, after)
+        after = take_inventory(Path(manifest.bank), store.blobs, previous=before)
         manifest.bank_after = store.blobs.save_inventory(after)
+        manifest.bank_changes = changes_between(before, after)
     except (AoeRunnerError, OSError) as error:
         manifest.warnings.append(f"the bank after the run could not be listed: {getattr(error, 'message', error)}")

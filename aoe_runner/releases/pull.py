@@ -1,0 +1,265 @@
+"""`bank pull` and `bank rollback`: a published version written beside a training host's bank path, then swapped in.
+
+    /data/bank -> .bank.versions/resnet@4.k2x9     PATH: a symbolic link, swapped by renaming a new link over it
+    /data/.bank.versions/
+        resnet@4.k2x9/        the version in place (each pull writes a directory of its own)
+        resnet@3.p0aa/        the one before, for `bank rollback`
+        history.json          the directories pulled, oldest first (PATH's link says which is in place)
+        pull.lock             one pull or rollback of PATH at a time (flock; the next waits)
+
+A pull writes the whole version into a new directory first, checking every content against its sha256 as it copies:
+a missing or damaged blob stops it there (exit 4), with PATH untouched. Only then is PATH swapped, by renaming a new
+link over the old one, so a training job that starts at any moment finds the old bank or the new one, never a mix;
+a kill at any point leaves PATH as it was or as it will be, and the next pull removes what was left half-written.
+
+The bank lock knows a bank by its resolved path: a tune or verify through PATH locks the version directory PATH
+leads to. A swap holds that directory's lock exclusively, so it refuses while a tune or verify uses the bank, as
+`bank restore` does; once swapped, a new tune through PATH locks the new directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aoe_runner.common.files import atomic_write_text, flock_telling
+from aoe_runner.errors import AoeRunnerError, ExitCode, InputError
+from aoe_runner.releases.version import BankVersion
+from aoe_runner.runs.bank import CREATE_FLAGS, READ_FLAGS, copy_file, open_path, regular_stat
+from aoe_runner.runs.blobs import BlobStore
+from aoe_runner.runs.manifest import BankFile, BankInventory
+
+HISTORY = "history.json"
+INCOMING = ".incoming-"
+
+
+class NotAPulledBank(AoeRunnerError):
+    """PATH is something a pull must not replace, or has nothing to roll back to (exit 1)."""
+
+    exit_code = ExitCode.FINDING
+
+
+@dataclass
+class Pulled:
+    path: Path
+    version: str  # NAME@N now in place
+    directory: Path  # where it is
+    changed: bool  # False: it was in place already
+    notes: list[str] = field(default_factory=list)
+
+
+def versions_directory(path: Path) -> Path:
+    return path.parent / f".{path.name}.versions"
+
+
+def pull_version(
+    version: BankVersion, path: Path, blobs: BlobStore, holder_command: str, on_wait: Callable[[], None] | None = None
+) -> Pulled:
+    """Put `version` in place at `path` (see the module's description)."""
+    path = _absolute(path)
+    with _pulling(path, on_wait) as place:
+        current = _current(path, place)
+        if current is not None and _label_of(current) == version.label:
+            return Pulled(path, version.label, place / current, changed=False)
+        inventory = blobs.expand(
+            BankInventory(directory=str(path), exists=True, taken_at=version.published_at, stored=version.inventory)
+        )
+        _check_paths(inventory)
+        written = place / f"{version.label}.{secrets.token_hex(3)}"
+        incoming = place / f"{INCOMING}{written.name}"
+        _write_tree(incoming, inventory, blobs)
+        os.rename(incoming, written)
+        os.sync()  # every file on disk before PATH leads to them
+        pulled = Pulled(path, version.label, written, changed=True)
+        _swap(path, place, written.name, current, holder_command, pulled.notes)
+        _remember(place, written.name)
+        _keep_two(place, path)
+        return pulled
+
+
+def roll_back(path: Path, holder_command: str, on_wait: Callable[[], None] | None = None) -> Pulled:
+    """Put the version pulled before the one in place back at `path`."""
+    path = _absolute(path)
+    with _pulling(path, on_wait) as place:
+        current = _current(path, place)
+        if current is None:
+            raise NotAPulledBank(f"{path}: not a bank that aoe-runner bank pull put in place; nothing to roll back")
+        history = [name for name in _history(place) if (place / name).is_dir()]
+        earlier = history[: history.index(current)] if current in history else history
+        earlier = [name for name in earlier if name != current]
+        if not earlier:
+            raise NotAPulledBank(f"{path}: {_label_of(current)} is the only version pulled here; nothing to roll back to")
+        pulled = Pulled(path, _label_of(earlier[-1]), place / earlier[-1], changed=True)
+        _swap(path, place, earlier[-1], current, holder_command, pulled.notes)
+        _write_history(place, [name for name in history if name != current])
+        _keep_two(place, path)
+        return pulled
+
+
+# -- the place beside PATH ------------------------------------------------------------------------
+
+
+@contextmanager
+def _pulling(path: Path, on_wait: Callable[[], None] | None) -> Iterator[Path]:
+    """The versions directory, held by this pull alone; what an interrupted pull left half-written is removed."""
+    place = versions_directory(path)
+    try:
+        place.mkdir(mode=0o755, exist_ok=True)
+    except OSError as error:
+        raise InputError(str(place), f"cannot make the directory the versions are kept in: {error.strerror}") from None
+    if place.is_symlink() or not place.is_dir():
+        raise NotAPulledBank(f"{place}: not a directory (a symbolic link, or a file): refusing to write through it")
+    fd = os.open(place / "pull.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        flock_telling(fd, fcntl.LOCK_EX, on_wait)
+        for entry in os.scandir(place):
+            if entry.name.startswith(INCOMING) and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+        yield place
+    finally:
+        os.close(fd)
+
+
+def _current(path: Path, place: Path) -> str | None:
+    """The version directory PATH leads to; None when PATH is not there. NotAPulledBank for anything a pull must
+    not replace."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return None  # a bank of the user's: moved aside at the swap
+    if not stat.S_ISLNK(info.st_mode):
+        raise NotAPulledBank(f"{path}: a file, not a bank directory: refusing to replace it")
+    target = os.readlink(path)
+    parent, _, name = target.rpartition("/")
+    if parent != place.name or not (place / name).is_dir() or (place / name).is_symlink():
+        raise NotAPulledBank(f"{path}: a symbolic link to {target}, not a bank aoe-runner pulled: refusing to replace it")
+    return name
+
+
+def _label_of(directory_name: str) -> str:
+    return directory_name.rpartition(".")[0]
+
+
+def _history(place: Path) -> list[str]:
+    try:
+        names = json.loads((place / HISTORY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [name for name in names if isinstance(name, str) and "/" not in name and name not in ("", ".", "..")]
+
+
+def _write_history(place: Path, names: list[str]) -> None:
+    atomic_write_text(place / HISTORY, json.dumps(names) + "\n")
+
+
+def _remember(place: Path, name: str) -> None:
+    _write_history(place, [entry for entry in _history(place) if entry != name] + [name])
+
+
+def _keep_two(place: Path, path: Path) -> None:
+    """Remove every version directory but the one in place and the one before it."""
+    current = os.readlink(path).rpartition("/")[2]
+    history = [name for name in _history(place) if (place / name).is_dir()]
+    before = [name for name in history if name != current][-1:]
+    keep = {current, *before}
+    _write_history(place, [name for name in history if name in keep])
+    for entry in os.scandir(place):
+        if entry.is_dir(follow_symlinks=False) and entry.name not in keep and not entry.name.startswith("."):
+            if "@" in entry.name:  # a version directory; anything else there is not ours to remove
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+# -- the swap -------------------------------------------------------------------------------------
+
+
+def _swap(path: Path, place: Path, new: str, current: str | None, command: str, notes: list[str]) -> None:
+    """Make PATH lead to place/new by renaming a new link over it, holding the bank lock of what PATH leads to now."""
+    from aoe_runner.common.devlock import BankLock, LockHolder
+
+    locked = place / current if current is not None else path
+    with BankLock(locked).acquire(LockHolder.here(command)):
+        if current is None and os.path.lexists(path):  # the user's own bank directory: moved aside, once
+            aside = place / f"{path.name}.before-pull.{secrets.token_hex(3)}"
+            os.rename(path, aside)
+            notes.append(f"{path} was a directory; it was moved to {aside}")
+        link = path.parent / f".{path.name}.link-{secrets.token_hex(4)}"
+        os.symlink(f"{place.name}/{new}", link)
+        try:
+            os.rename(link, path)
+        except BaseException:
+            link.unlink(missing_ok=True)
+            raise
+
+
+# -- writing a version ----------------------------------------------------------------------------
+
+
+def _check_paths(inventory: BankInventory) -> None:
+    """Every path relative and inside the bank: a version from a shared store is not trusted to be."""
+    for name in [file.path for file in inventory.files] + list(inventory.directories or []):
+        parts = name.split("/")
+        if name.startswith("/") or any(part in ("", ".", "..") for part in parts):
+            raise InputError(f"version inventory {inventory.stored}", f"{name!r} is not a path inside a bank")
+
+
+def _write_tree(incoming: Path, inventory: BankInventory, blobs: BlobStore) -> None:
+    """The version's directories, then its files (each checked against its sha256), then its symbolic links, last,
+    so that no file is written through one. A failure removes what was written."""
+    incoming.mkdir(mode=0o700)
+    root = os.open(incoming, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for directory in sorted(inventory.directories or []):
+            os.close(open_path(root, incoming, directory, create=True))
+        files = [file for file in inventory.files if file.link is None]
+        for file in files:
+            _write_file(root, incoming, file, blobs)
+        for file in inventory.files:
+            if file.link is not None:
+                parent_path, _, name = file.path.rpartition("/")
+                parent = open_path(root, incoming, parent_path, create=True)
+                try:
+                    os.symlink(file.link, name, dir_fd=parent)
+                finally:
+                    os.close(parent)
+        os.chmod(incoming, 0o755)
+    except BaseException:
+        shutil.rmtree(incoming, ignore_errors=True)
+        raise
+    finally:
+        os.close(root)
+
+
+def _write_file(root: int, incoming: Path, file: BankFile, blobs: BlobStore) -> None:
+    where = blobs.blob_path(file.sha256)
+    try:
+        source = os.open(where, READ_FLAGS)
+    except OSError as error:
+        raise InputError(str(where), f"cannot read the content of {file.path}: {error.strerror}; nothing was changed") from None
+    parent_path, _, name = file.path.rpartition("/")
+    parent = open_path(root, incoming, parent_path, create=True)
+    try:
+        regular_stat(source, where)
+        target = os.open(name, CREATE_FLAGS, 0o600, dir_fd=parent)
+        os.fchmod(target, file.mode if file.mode is not None else 0o644)
+        _, digest = copy_file(source, where, target, incoming / file.path)
+    finally:
+        os.close(source)
+        os.close(parent)
+    if digest != file.sha256:
+        raise InputError(str(where), f"damaged: the content of {file.path} does not match its sha256; nothing was changed")
+
+
+def _absolute(path: Path) -> Path:
+    """PATH made absolute without resolving its last component (which is the link a pull swaps)."""
+    path = Path(os.path.abspath(path))
+    return Path(os.path.realpath(path.parent)) / path.name
