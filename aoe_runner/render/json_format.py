@@ -76,7 +76,7 @@ class JsonFormatter(Formatter):
         return dump_json(record)
 
     def bank_versions(self, versions: list[BankVersion]) -> str:
-        return "".join(dump_json(version, indent=None) for version in versions)  # one version per line
+        return "".join(dump_json(version, indent=None) + "\n" for version in versions)  # one version per line
 
     def campaign_list(self, records: list[CampaignRecord]) -> str:
         import json

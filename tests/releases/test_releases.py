@@ -1,0 +1,187 @@
+"""Bank releases with real files and processes: publish, pull, rollback, and every refusal, in a home of the test's."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.releases.conftest import Releases, tree
+
+
+def test_a_pulled_version_is_the_tuned_bank_byte_for_byte_and_rollback_puts_the_one_before_back(releases: Releases) -> None:
+    first = releases.tune_files("Ascend910B3/cube/a.bin=one", "Ascend910B3/cube/b.bin=two", "subgraph.json={}")
+    after_first = tree(releases.root / "bank")
+    assert releases.run("bank", "publish", first, "--name", "resnet", "--unverified").returncode == 0
+    second = releases.tune_files("Ascend910B3/cube/a.bin=ONE", "Ascend910B3/unified_bank/c.json=three", "subgraph.json=-")
+    after_second = tree(releases.root / "bank")
+    assert releases.run("bank", "publish", second, "--name", "resnet", "--unverified", "--note", "more ops").returncode == 0
+    target = releases.root / "train" / "bank"
+    target.parent.mkdir()
+
+    pulled = releases.run("bank", "pull", "resnet@1", "--to", str(target), "--env-file", str(releases.root / "env.sh"))
+    assert pulled.returncode == 0, pulled.stderr
+    assert tree(target) == after_first
+    assert pulled.stdout == f"export TUNE_BANK_PATH={target}\nexport ACL_OP_COMPILER_CACHE_MODE=force\n"
+    assert (releases.root / "env.sh").read_text() == pulled.stdout
+    assert releases.run("bank", "pull", "resnet", "--to", str(target)).returncode == 0
+    assert tree(target) == after_second
+    again = releases.run("bank", "pull", "resnet@2", "--to", str(target))
+    assert "resnet@2 is in place already" in again.stderr
+
+    rolled = releases.run("bank", "rollback", str(target))
+    assert rolled.returncode == 0, rolled.stderr
+    assert tree(target) == after_first
+    assert releases.run("bank", "rollback", str(target)).returncode == 1  # nothing before resnet@1 here
+    versions = releases.versions()
+    assert [(v["name"], v["number"], v["unverified"], v["note"]) for v in versions] == [
+        ("resnet", 1, True, None),
+        ("resnet", 2, True, "more ops"),
+    ]
+    diff = json.loads(releases.run("bank", "diff", "resnet@1", "resnet@2", "--json").stdout)
+    assert (diff["added"], diff["removed"], diff["changed"]) == (
+        ["Ascend910B3/unified_bank/c.json"],
+        ["subgraph.json"],
+        ["Ascend910B3/cube/a.bin"],
+    )
+    table = releases.run("bank", "versions").stdout
+    assert "UNVERIFIED" in table and "resnet@2" in table
+
+
+def test_publishing_without_a_passing_verify_is_refused_and_names_what_to_do(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    refused = releases.run("bank", "publish", run, "--name", "resnet")
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f"error: run {run}: no passing verification of its bank (a verify whose tuned arm ran with exactly this bank and "
+        f"found it faster, every gate passed): run 'aoe-runner verify SCRIPT --run {run}', or publish with --unverified\n"
+    )
+    assert releases.versions() == []
+
+
+def test_two_runs_holding_one_file_with_different_contents_need_prefer(releases: Releases) -> None:
+    one = releases.tune_files("Ascend910B3/cube/a.bin=one", "Ascend910B3/cube/b.bin=b", bank="bank-a")
+    two = releases.tune_files("Ascend910B3/cube/a.bin=two", "Ascend910B3/cube/c.bin=c", bank="bank-b")
+    refused = releases.run("bank", "publish", "--from", one, "--from", two, "--name", "merged", "--unverified")
+    assert refused.returncode == 1
+    assert f"1 files differ between the runs: Ascend910B3/cube/a.bin ({one} and {two}); --prefer RUN" in refused.stderr
+    done = releases.run("bank", "publish", "--from", one, "--from", two, "--name", "merged", "--unverified", "--prefer", two)
+    assert done.returncode == 0, done.stderr
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", "merged", "--to", str(target)).returncode == 0
+    expected = {"Ascend910B3/cube/a.bin": b"two", "Ascend910B3/cube/b.bin": b"b", "Ascend910B3/cube/c.bin": b"c"}
+    assert tree(target) == expected
+
+
+def test_runtime_kb_files_are_left_out_and_a_bank_of_two_socs_is_refused_unless_one_is_chosen(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=a", "Ascend310P3/cube/p.bin=p", "Ascend910B3/runtime_kb_1.json=r")
+    refused = releases.run("bank", "publish", run, "--name", "mixed", "--unverified")
+    assert refused.returncode == 1
+    assert "operator files of 2 SoCs (Ascend310P3, Ascend910B3), which AOE never merges: --soc SOC" in refused.stderr
+    done = releases.run("bank", "publish", run, "--name", "mixed", "--unverified", "--soc", "Ascend910B3")
+    assert done.returncode == 0, done.stderr
+    assert "left out Ascend910B3/runtime_kb_1.json: a runtime_kb file, which AOE never merges" in done.stderr
+    assert "left out Ascend310P3/cube/p.bin: for Ascend310P3, not Ascend910B3" in done.stderr
+    (version,) = releases.versions()
+    assert (version["soc"], version["files"]) == ("Ascend910B3", 1)
+
+
+def test_a_version_of_another_soc_or_cann_is_refused_unless_drift_is_allowed(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=a")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    record = releases.root / "home" / "releases" / "resnet" / "1.json"
+    data = json.loads(record.read_text())
+    data["fingerprint"]["cann_version"] = "7.0.RC1"  # as if published on a host with another CANN
+    record.write_text(json.dumps(data))
+    target = releases.root / "pulled"
+    refused = releases.run("bank", "pull", "resnet@1", "--to", str(target))
+    assert refused.returncode == 5
+    assert "resnet@1 was tuned elsewhere: CANN version 7.0.RC1 != " in refused.stderr and "--allow-env-drift" in refused.stderr
+    assert not os.path.lexists(target)
+    allowed = releases.run("bank", "pull", "resnet@1", "--to", str(target), "--allow-env-drift")
+    assert allowed.returncode == 0 and "pulled despite: CANN version 7.0.RC1" in allowed.stderr
+
+
+def test_a_damaged_blob_stops_the_pull_before_anything_changes(releases: Releases) -> None:
+    first = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", first, "--name", "resnet", "--unverified").returncode == 0
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", "resnet", "--to", str(target)).returncode == 0
+    second = releases.tune_files("Ascend910B3/cube/a.bin=two")
+    assert releases.run("bank", "publish", second, "--name", "resnet", "--unverified").returncode == 0
+    import hashlib
+
+    blob = releases.root / "home" / "blobs" / hashlib.sha256(b"two").hexdigest()[:2] / hashlib.sha256(b"two").hexdigest()
+    blob.chmod(0o644)
+    blob.write_bytes(b"tw0")
+    damaged = releases.run("bank", "pull", "resnet@2", "--to", str(target))
+    assert damaged.returncode == 4
+    assert (
+        damaged.stderr
+        == f"error: {blob}: damaged: the content of Ascend910B3/cube/a.bin does not match its sha256; nothing was changed\n"
+    )
+    assert tree(target) == {"Ascend910B3/cube/a.bin": b"one"}
+    blob.unlink()
+    missing = releases.run("bank", "pull", "resnet@2", "--to", str(target))
+    assert missing.returncode == 4 and f"error: {blob}: cannot read the content of Ascend910B3/cube/a.bin" in missing.stderr
+    assert not [p for p in (releases.root / ".pulled.versions").iterdir() if p.name.startswith(".incoming")]
+
+
+def test_runs_rm_and_prune_keep_what_a_version_needs_and_name_it(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    releases.tune_files("Ascend910B3/cube/a.bin=two")  # the bank moves on: "one" is only in the version now
+    removed = releases.run("runs", "rm", run)
+    assert removed.returncode == 0, removed.stderr
+    assert f"run {run} is kept: resnet@1 was published from it" in removed.stderr
+    assert releases.run("runs", "prune", "--keep", "0", "--yes").returncode == 0
+    assert run in releases.run("runs", "list").stdout
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", "resnet@1", "--to", str(target)).returncode == 0
+    assert (target / "Ascend910B3" / "cube" / "a.bin").read_text() == "one"
+
+
+def test_a_bank_directory_at_the_path_is_moved_aside_once_and_a_foreign_link_is_refused(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    target = releases.root / "own"
+    (target / "mine").mkdir(parents=True)
+    (target / "mine" / "file").write_text("kept")
+    pulled = releases.run("bank", "pull", "resnet", "--to", str(target))
+    assert pulled.returncode == 0, pulled.stderr
+    (aside,) = (releases.root / ".own.versions").glob("own.before-pull.*")
+    assert (
+        aside / "mine" / "file"
+    ).read_text() == "kept" and f"{target} was a directory; it was moved to {aside}" in pulled.stderr
+    foreign = releases.root / "foreign"
+    foreign.symlink_to(releases.root / "bank")
+    refused = releases.run("bank", "pull", "resnet", "--to", str(foreign))
+    assert refused.returncode == 1 and "not a bank aoe-runner pulled: refusing to replace it" in refused.stderr
+    assert foreign.readlink() == releases.root / "bank"
+
+
+def test_bad_names_and_versions_are_usage_errors(releases: Releases) -> None:
+    assert releases.run("bank", "publish", "latest", "--name", "../x", "--unverified").returncode == 2
+    assert releases.run("bank", "show", "resnet@0").returncode == 2
+    missing = releases.run("bank", "show", "resnet@3")
+    assert missing.returncode == 4 and "no version of this bank is published" in missing.stderr
+    assert releases.run("bank", "rollback", str(releases.root / "nothing")).returncode == 1
+
+
+def test_a_pulled_bank_path_tuned_through_is_locked_against_a_swap(releases: Releases) -> None:
+    """The bank lock knows the version directory the link leads to: a swap waits for nobody, it refuses."""
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", "resnet", "--to", str(target)).returncode == 0
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    from aoe_runner.common.devlock import BankLock, LockHolder
+
+    os.environ["AOE_RUNNER_LOCK_DIR"] = str(releases.root / "locks")
+    try:
+        with BankLock(target).acquire(LockHolder.here("aoe-runner tune train.py"), shared=True):
+            busy = releases.run("bank", "pull", "resnet@2", "--to", str(target))
+    finally:
+        del os.environ["AOE_RUNNER_LOCK_DIR"]
+    assert busy.returncode == 1 and "is in use by another aoe-runner" in busy.stderr
+    assert Path(os.readlink(target)).name.startswith("resnet@1.")
