@@ -6,7 +6,8 @@ instructions (valgrind) beside wall and CPU time.
 The report benchmarks (bench/report_bench.py: throughput against a bare json.loads loop and jq, with the
 machine's CPUs and pinned to one, plain and mypyc-compiled, the cache's second run, growth with files,
 start-up), where a second report's time goes (bench/second_report_bench.py), then the tune, run-history
-and verify benchmarks (bench/tune_bench.py, bench/history_bench.py, bench/verify_bench.py), --format html
+and verify benchmarks (bench/tune_bench.py, bench/history_bench.py, bench/verify_bench.py), bank pull against a
+plain copy (bench/release_bench.py), --format html
 against json (bench/html_bench.py) and the shared store on PostgreSQL (bench/store_bench.py).
 `--only SECTION,...` re-measures some sections and keeps the others' figures. Results go to stdout and to
 docs/benchmarks.md.
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import campaign_bench  # noqa: E402
 import history_bench  # noqa: E402
 import html_bench  # noqa: E402
+import release_bench  # noqa: E402
 import report_bench  # noqa: E402
 import second_report_bench  # noqa: E402
 import startup_bench  # noqa: E402
@@ -85,6 +87,11 @@ SECTIONS: dict[str, Section] = {
     "campaign": Section(
         lambda args: campaign_bench.measure(max(args.rounds, 2)),
         lambda f, args: campaign_bench.render(f),  # type: ignore[arg-type]
+        lambda f: [],
+    ),
+    "release": Section(
+        lambda args: release_bench.measure(max(args.rounds, 3)),
+        lambda f, args: release_bench.render(f),  # type: ignore[arg-type]
         lambda f: [],
     ),
     "store": Section(  # imported when chosen: it needs psycopg and Debian's PostgreSQL server binaries

@@ -20,8 +20,10 @@ leads to. A swap holds that directory's lock exclusively, so it refuses while a 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -39,6 +41,8 @@ from aoe_runner.runs.manifest import BankFile, BankInventory
 
 HISTORY = "history.json"
 INCOMING = ".incoming-"
+VERSION_DIRECTORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}@[0-9]+\.[0-9a-f]{6}")  # NAME@N.<random>: ours alone
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class NotAPulledBank(AoeRunnerError):
@@ -75,7 +79,11 @@ def pull_version(
         _check_paths(inventory)
         written = place / f"{version.label}.{secrets.token_hex(3)}"
         incoming = place / f"{INCOMING}{written.name}"
-        _write_tree(incoming, inventory, blobs)
+        try:
+            _write_tree(incoming, inventory, blobs)
+        except (OSError, ValueError, OverflowError) as error:  # an inventory no bank could hold: a hand-made one
+            why = getattr(error, "strerror", None) or error
+            raise InputError(f"version {version.label}", f"cannot be written: {why}; nothing was changed") from None
         os.rename(incoming, written)
         os.sync()  # every file on disk before PATH leads to them
         pulled = Pulled(path, version.label, written, changed=True)
@@ -92,14 +100,13 @@ def roll_back(path: Path, holder_command: str, on_wait: Callable[[], None] | Non
         current = _current(path, place)
         if current is None:
             raise NotAPulledBank(f"{path}: not a bank that aoe-runner bank pull put in place; nothing to roll back")
-        history = [name for name in _history(place) if (place / name).is_dir()]
-        earlier = history[: history.index(current)] if current in history else history
-        earlier = [name for name in earlier if name != current]
+        history = [name for name in _history(place) if _is_version_directory(place, name)]
+        earlier = [name for name in history if name != current]
         if not earlier:
             raise NotAPulledBank(f"{path}: {_label_of(current)} is the only version pulled here; nothing to roll back to")
         pulled = Pulled(path, _label_of(earlier[-1]), place / earlier[-1], changed=True)
         _swap(path, place, earlier[-1], current, holder_command, pulled.notes)
-        _write_history(place, [name for name in history if name != current])
+        _write_history(place, [current, earlier[-1]])  # the one swapped away from stays: a reader may be in it
         _keep_two(place, path)
         return pulled
 
@@ -117,8 +124,13 @@ def _pulling(path: Path, on_wait: Callable[[], None] | None) -> Iterator[Path]:
         raise InputError(str(place), f"cannot make the directory the versions are kept in: {error.strerror}") from None
     if place.is_symlink() or not place.is_dir():
         raise NotAPulledBank(f"{place}: not a directory (a symbolic link, or a file): refusing to write through it")
-    fd = os.open(place / "pull.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
+        fd = os.open(place / "pull.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise NotAPulledBank(f"{place / 'pull.lock'}: cannot be used as the pull lock ({error.strerror}): refusing") from None
+    try:
+        if os.path.lexists(place / HISTORY) and not stat.S_ISREG(os.lstat(place / HISTORY).st_mode):
+            raise NotAPulledBank(f"{place / HISTORY}: not a regular file: refusing to write beside it")
         flock_telling(fd, fcntl.LOCK_EX, on_wait)
         for entry in os.scandir(place):
             if entry.name.startswith(INCOMING) and entry.is_dir(follow_symlinks=False):
@@ -141,7 +153,7 @@ def _current(path: Path, place: Path) -> str | None:
         raise NotAPulledBank(f"{path}: a file, not a bank directory: refusing to replace it")
     target = os.readlink(path)
     parent, _, name = target.rpartition("/")
-    if parent != place.name or not (place / name).is_dir() or (place / name).is_symlink():
+    if parent != place.name or not _is_version_directory(place, name):
         raise NotAPulledBank(f"{path}: a symbolic link to {target}, not a bank aoe-runner pulled: refusing to replace it")
     return name
 
@@ -155,7 +167,9 @@ def _history(place: Path) -> list[str]:
         names = json.loads((place / HISTORY).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    return [name for name in names if isinstance(name, str) and "/" not in name and name not in ("", ".", "..")]
+    if not isinstance(names, list):
+        return []
+    return [name for name in names if isinstance(name, str) and VERSION_DIRECTORY.fullmatch(name)]
 
 
 def _write_history(place: Path, names: list[str]) -> None:
@@ -169,14 +183,13 @@ def _remember(place: Path, name: str) -> None:
 def _keep_two(place: Path, path: Path) -> None:
     """Remove every version directory but the one in place and the one before it."""
     current = os.readlink(path).rpartition("/")[2]
-    history = [name for name in _history(place) if (place / name).is_dir()]
+    history = [name for name in _history(place) if _is_version_directory(place, name)]
     before = [name for name in history if name != current][-1:]
     keep = {current, *before}
     _write_history(place, [name for name in history if name in keep])
     for entry in os.scandir(place):
-        if entry.is_dir(follow_symlinks=False) and entry.name not in keep and not entry.name.startswith("."):
-            if "@" in entry.name:  # a version directory; anything else there is not ours to remove
-                shutil.rmtree(entry.path, ignore_errors=True)
+        if entry.name not in keep and VERSION_DIRECTORY.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)  # a version directory; nothing else there is ours to remove
 
 
 # -- the swap -------------------------------------------------------------------------------------
@@ -188,28 +201,56 @@ def _swap(path: Path, place: Path, new: str, current: str | None, command: str, 
 
     locked = place / current if current is not None else path
     with BankLock(locked).acquire(LockHolder.here(command)):
-        if current is None and os.path.lexists(path):  # the user's own bank directory: moved aside, once
-            aside = place / f"{path.name}.before-pull.{secrets.token_hex(3)}"
-            os.rename(path, aside)
-            notes.append(f"{path} was a directory; it was moved to {aside}")
         link = path.parent / f".{path.name}.link-{secrets.token_hex(4)}"
         os.symlink(f"{place.name}/{new}", link)
+        aside = None
         try:
+            if current is None and os.path.lexists(path):  # the user's own bank directory: moved aside, once
+                aside = place / f"{path.name}.before-pull.{secrets.token_hex(3)}"
+                os.rename(path, aside)
             os.rename(link, path)
         except BaseException:
             link.unlink(missing_ok=True)
+            if aside is not None and not os.path.lexists(path):
+                os.rename(aside, path)  # as it was
             raise
+        if aside is not None:
+            notes.append(f"{path} was a directory; it was moved to {aside}")
+
+
+def _is_version_directory(place: Path, name: str) -> bool:
+    """place/name is a version directory a pull made: named so, and a directory itself (not a link to one)."""
+    if not VERSION_DIRECTORY.fullmatch(name):
+        return False
+    try:
+        return stat.S_ISDIR(os.lstat(place / name).st_mode)
+    except OSError:
+        return False
 
 
 # -- writing a version ----------------------------------------------------------------------------
 
 
 def _check_paths(inventory: BankInventory) -> None:
-    """Every path relative and inside the bank: a version from a shared store is not trusted to be."""
+    """Every path relative, inside the bank and listed once; every content a sha256; every link's target inside the
+    bank and matching its hash: a version from a shared store is not trusted to be so."""
+    where = f"version inventory {inventory.stored}"
+    seen: set[str] = set()
     for name in [file.path for file in inventory.files] + list(inventory.directories or []):
         parts = name.split("/")
-        if name.startswith("/") or any(part in ("", ".", "..") for part in parts):
-            raise InputError(f"version inventory {inventory.stored}", f"{name!r} is not a path inside a bank")
+        if name.startswith("/") or any(part in ("", ".", "..") for part in parts) or "\0" in name or name in seen:
+            raise InputError(where, f"{name!r} is not a path inside a bank, or is listed twice")
+        seen.add(name)
+    for file in inventory.files:
+        if not SHA256.fullmatch(file.sha256):
+            raise InputError(where, f"{file.path!r}: {file.sha256[:80]!r} is not a sha256")
+        if file.link is None:
+            continue
+        inside = os.path.normpath(os.path.join(os.path.dirname(file.path), file.link))
+        if file.link.startswith("/") or inside == ".." or inside.startswith("../") or "\0" in file.link:
+            raise InputError(where, f"{file.path!r} links to {file.link!r}, outside the bank")
+        if hashlib.sha256(os.fsencode(file.link)).hexdigest() != file.sha256:
+            raise InputError(where, f"{file.path!r}: its link target does not match its sha256")
 
 
 def _write_tree(incoming: Path, inventory: BankInventory, blobs: BlobStore) -> None:
@@ -250,7 +291,7 @@ def _write_file(root: int, incoming: Path, file: BankFile, blobs: BlobStore) -> 
     try:
         regular_stat(source, where)
         target = os.open(name, CREATE_FLAGS, 0o600, dir_fd=parent)
-        os.fchmod(target, file.mode if file.mode is not None else 0o644)
+        os.fchmod(target, file.mode & 0o777 if file.mode is not None and file.mode >= 0 else 0o644)  # no set-id bits
         _, digest = copy_file(source, where, target, incoming / file.path)
     finally:
         os.close(source)
@@ -262,4 +303,6 @@ def _write_file(root: int, incoming: Path, file: BankFile, blobs: BlobStore) -> 
 def _absolute(path: Path) -> Path:
     """PATH made absolute without resolving its last component (which is the link a pull swaps)."""
     path = Path(os.path.abspath(path))
+    if path.name in ("", ".", ".."):
+        raise NotAPulledBank(f"{path}: not a path a bank can be pulled to (it needs a name of its own)")
     return Path(os.path.realpath(path.parent)) / path.name

@@ -32,7 +32,7 @@ def test_a_pulled_version_is_the_tuned_bank_byte_for_byte_and_rollback_puts_the_
     rolled = releases.run("bank", "rollback", str(target))
     assert rolled.returncode == 0, rolled.stderr
     assert tree(target) == after_first
-    assert releases.run("bank", "rollback", str(target)).returncode == 1  # nothing before resnet@1 here
+    assert "resnet@2 again" in releases.run("bank", "rollback", str(target)).stderr  # a second rollback goes forward
     versions = releases.versions()
     assert [(v["name"], v["number"], v["unverified"], v["note"]) for v in versions] == [
         ("resnet", 1, True, None),
@@ -185,3 +185,46 @@ def test_a_pulled_bank_path_tuned_through_is_locked_against_a_swap(releases: Rel
         del os.environ["AOE_RUNNER_LOCK_DIR"]
     assert busy.returncode == 1 and "is in use by another aoe-runner" in busy.stderr
     assert Path(os.readlink(target)).name.startswith("resnet@1.")
+
+
+def test_a_bank_directory_whose_name_looks_like_a_version_is_moved_aside_and_kept(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    own = releases.root / "bank@1"
+    own.mkdir()
+    (own / "mine.txt").write_text("precious")
+    assert releases.run("bank", "pull", "resnet", "--to", str(own)).returncode == 0
+    (aside,) = (releases.root / ".bank@1.versions").glob("bank@1.before-pull.*")
+    assert (aside / "mine.txt").read_text() == "precious"
+
+
+def test_rollback_keeps_the_version_it_swapped_away_from_and_a_second_one_goes_forward(releases: Releases) -> None:
+    for text in ("one", "two"):
+        run = releases.tune_files(f"Ascend910B3/cube/a.bin={text}")
+        assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    target = releases.root / "pulled"
+    for version in ("resnet@1", "resnet@2"):
+        assert releases.run("bank", "pull", version, "--to", str(target)).returncode == 0
+    swapped_away = target.resolve()
+    assert releases.run("bank", "rollback", str(target)).returncode == 0
+    assert swapped_away.is_dir() and (target / "Ascend910B3" / "cube" / "a.bin").read_text() == "one"
+    assert releases.run("bank", "rollback", str(target)).returncode == 0
+    assert (target / "Ascend910B3" / "cube" / "a.bin").read_text() == "two"
+
+
+def test_a_hand_made_version_linking_out_of_the_bank_is_refused(releases: Releases) -> None:
+    import gzip
+    import hashlib
+
+    body = json.dumps({"directories": [], "files": [{"path": "a", "size": 11, "link": "/etc/shadow",
+                       "sha256": hashlib.sha256(b"/etc/shadow").hexdigest()}]}, separators=(",", ":"), sort_keys=True).encode()  # fmt: skip
+    identity = hashlib.sha256(body).hexdigest()
+    stored = releases.root / "home" / "inventories" / identity[:2] / f"{identity}.json.gz"
+    stored.parent.mkdir(parents=True)
+    stored.write_bytes(gzip.compress(body))
+    run = releases.tune_files("x=1")
+    assert releases.run("bank", "publish", run, "--name", "out", "--unverified").returncode == 0
+    record = releases.root / "home" / "releases" / "out" / "1.json"
+    record.write_text(record.read_text().replace(json.loads(record.read_text())["inventory"], identity))
+    refused = releases.run("bank", "pull", "out", "--to", str(releases.root / "pulled"))
+    assert refused.returncode == 4 and "'a' links to '/etc/shadow', outside the bank" in refused.stderr
