@@ -33,6 +33,9 @@ Prefer = Annotated[
     str | None,
     typer.Option("--prefer", metavar="RUN", help="Where two runs hold one file with different contents, this run's wins."),
 ]
+MergeWithAoe = Annotated[
+    bool, typer.Option("--merge-with-aoe", help="Combine the runs' banks with AOE's own merge tool (msoptune.py --merge).")
+]
 Soc = Annotated[
     str | None, typer.Option("--soc", metavar="SOC", help="Publish this SoC's operator files of a bank holding several.")
 ]
@@ -55,14 +58,14 @@ ShowJson = Annotated[bool, typer.Option("--json", help="The version's record, an
 
 def bank_publish(
     runs: Runs = None, from_runs: From = None, name: Name = "", note: Note = None, unverified: Unverified = False,
-    prefer: Prefer = None, soc: Soc = None,
+    prefer: Prefer = None, soc: Soc = None, merge_with_aoe: MergeWithAoe = False,
 ) -> int:  # fmt: skip
     """Publish the bank a tuning run left (verified by verify) as the next version of NAME."""
     from aoe_runner.releases.catalog import catalog
     from aoe_runner.releases.publish import PublishRequest, publish
 
     store = run_store()
-    request = PublishRequest(tuple((runs or []) + (from_runs or [])), name, note, unverified, prefer, soc)
+    request = PublishRequest(tuple((runs or []) + (from_runs or [])), name, note, unverified, prefer, soc, merge_with_aoe)
     version = publish(store, catalog(store.home, terminal.warning), request)
     for why in version.left_out:
         terminal.warning(f"left out {why}")

@@ -127,8 +127,8 @@ def find_cli(explicit: Path | None, env: Mapping[str, str], home: Path) -> str:
         if not (explicit.is_file() and os.access(explicit, os.X_OK)):
             raise InputError(str(explicit), "--aoe: not an executable file")
         return str(explicit.resolve())
-    toolkits = _toolkits(env, home)
-    for toolkit in toolkits:
+    places = toolkits(env, home)
+    for toolkit in places:
         for relative in CLI_UNDER_TOOLKIT:
             for candidate in sorted(toolkit.glob(relative)):
                 if candidate.is_file() and os.access(candidate, os.X_OK):
@@ -136,15 +136,16 @@ def find_cli(explicit: Path | None, env: Mapping[str, str], home: Path) -> str:
     on_path = shutil.which("aoe", path=env.get("PATH", os.defpath))
     if on_path is not None:
         return on_path
-    places = ", ".join(str(toolkit) for toolkit in toolkits)
+    looked = ", ".join(map(str, places))
     raise InputError(
         "aoe",
-        f"the offline AOE CLI was not found (under {places}: {', '.join(CLI_UNDER_TOOLKIT)}; nor on PATH): it comes "
+        f"the offline AOE CLI was not found (under {looked}: {', '.join(CLI_UNDER_TOOLKIT)}; nor on PATH): it comes "
         "with the CANN toolkit; source its set_env.sh or pass --aoe PATH",
     )
 
 
-def _toolkits(env: Mapping[str, str], home: Path) -> list[Path]:
+def toolkits(env: Mapping[str, str], home: Path) -> list[Path]:
+    """Where a CANN toolkit may be: the one the environment names, then the usual install roots."""
     named = [Path(env[name]) for name in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH") if env.get(name)]
     roots = [Path("/usr/local/Ascend"), home / "Ascend"]
     return list(dict.fromkeys([*named, *(root / under for root in roots for under in TOOLKITS_UNDER_ROOT)]))

@@ -41,6 +41,7 @@ class PublishRequest:
     unverified: bool = False
     prefer: str | None = None
     soc: str | None = None
+    merge_with_aoe: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,18 +55,36 @@ def publish(store: RunStore, catalog: Catalog, request: PublishRequest) -> BankV
     (a run, or a content no longer to be had) before anything is recorded."""
     check_name(request.name)
     runs = _runs(store, request.runs)
+    if request.merge_with_aoe and (len(runs) < 2 or request.prefer):
+        raise UsageError("--merge-with-aoe merges the banks of two or more runs (--from RUN --from RUN), without --prefer")
     fingerprint = runs[0].manifest.fingerprint
     for run in runs[1:]:
         if drift := run.manifest.fingerprint.drift_from(fingerprint):
             raise EnvironmentDrift(f"runs {runs[0].manifest.id} and {run.manifest.id} differ: {'; '.join(drift)}")
     preferred = _preferred(request.prefer, runs)
     proofs = _proofs(store, runs, request.unverified)
-    files, owners, directories, left_out, soc = _contents(runs, preferred, request.soc, fingerprint.soc)
-    by_id = {run.manifest.id: run for run in runs}
+    soc = _soc(_socs(runs), request.soc, fingerprint.soc)
+    kept = {run.manifest.id: [file for file in run.bank.files if _why_left_out(file.path, soc) is None] for run in runs}
+    left_out = sorted(
+        {f"{file.path}: {why}" for run in runs for file in run.bank.files if (why := _why_left_out(file.path, soc))}
+    )
+    merged_by = None
     with store.blobs.writing():  # the contents stay until the version's record names them
-        for file in files:
-            if file.link is None and not store.blobs.has_blob(file.sha256):
-                _keep_from_bank(store, by_id[owners[file.path]], file)
+        if request.merge_with_aoe:
+            for run in runs:
+                _keep_contents(store, run, kept[run.manifest.id])
+            from aoe_runner.releases.aoe_merge import merge_banks
+
+            merged = merge_banks(store, [(run.manifest.id, kept[run.manifest.id]) for run in runs], request.name)
+            files, directories, merged_by = merged.files, merged.directories, merged.tool
+        else:
+            files, owners = _combined(runs, kept, preferred)
+            for run in runs:
+                _keep_contents(store, run, [file for file in files if owners[file.path] == run.manifest.id])
+            directories = sorted({
+                directory for run in runs for directory in run.bank.directories or []
+                if _why_left_out(directory + "/", soc) is None
+            })  # fmt: skip
         directory = runs[0].bank.directory if len(runs) == 1 else f"{request.name} (published from {len(runs)} runs)"
         inventory = BankInventory(
             directory=directory, exists=True, files=files, directories=directories, taken_at=datetime.now(timezone.utc)
@@ -75,8 +94,7 @@ def publish(store: RunStore, catalog: Catalog, request: PublishRequest) -> BankV
             name=request.name, number=0, published_at=inventory.taken_at, host=socket.gethostname(), note=request.note,
             fingerprint=fingerprint, soc=soc, sources=[_source(run) for run in runs], proofs=proofs,
             unverified=request.unverified and len(proofs) < len(runs), inventory=stored.stored or "",
-            files=stored.count, bytes=stored.total_bytes, left_out=left_out,
-            preferred=preferred,
+            files=stored.count, bytes=stored.total_bytes, left_out=left_out, preferred=preferred, merged_by=merged_by,
         )  # fmt: skip
         return catalog.publish(version)
 
@@ -108,41 +126,43 @@ def _proofs(store: RunStore, runs: list[_Run], unverified: bool) -> list[Proof]:
     return proofs
 
 
-def _contents(
-    runs: list[_Run], preferred: str | None, wanted_soc: str | None, run_soc: str | None
-) -> tuple[list[BankFile], dict[str, str], list[str], list[str], str | None]:
-    """The version's files, the run each comes from, its directories, what was left out (each with why), and the
-    SoC its operator files are for."""
+def _combined(runs: list[_Run], kept: dict[str, list[BankFile]], preferred: str | None) -> tuple[list[BankFile], dict[str, str]]:
+    """The version's files, each whole from one run, and the run each comes from; PublishRefused where two runs hold
+    one path with different contents and `preferred` names neither."""
     chosen: dict[str, tuple[BankFile, str]] = {}  # path -> (file, run id)
     conflicts = []
     for run in runs:
-        for file in run.bank.files:
+        for file in kept[run.manifest.id]:
             held = chosen.get(file.path)
             if held is None or run.manifest.id == preferred:
                 chosen[file.path] = (file, run.manifest.id)
             elif held[0].differs_from(file) and held[1] != preferred:
                 conflicts.append(f"{file.path} ({held[1]} and {run.manifest.id})")
     if conflicts:
-        shown = "; ".join(conflicts[:SHOWN_CONFLICTS]) + (
-            f"; and {len(conflicts) - SHOWN_CONFLICTS} more" if len(conflicts) > SHOWN_CONFLICTS else ""
+        more = f"; and {len(conflicts) - SHOWN_CONFLICTS} more" if len(conflicts) > SHOWN_CONFLICTS else ""
+        shown = "; ".join(conflicts[:SHOWN_CONFLICTS]) + more
+        raise PublishRefused(
+            f"{len(conflicts)} files differ between the runs: {shown}; --prefer RUN says whose wins, or --merge-with-aoe "
+            "has AOE's own merge tool combine them"
         )
-        raise PublishRefused(f"{len(conflicts)} files differ between the runs: {shown}; --prefer RUN says whose wins")
-    socs = sorted({path.split("/", 1)[0] for path in chosen if "/" in path and SOC_DIRECTORY.fullmatch(path.split("/", 1)[0])})
-    soc = _soc(socs, wanted_soc, run_soc)
-    left_out, files = [], []
-    for path, (file, _) in sorted(chosen.items()):
-        top = path.split("/", 1)[0]
-        if RUNTIME_KB in path.rsplit("/", 1)[-1]:
-            left_out.append(f"{path}: a runtime_kb file, which AOE never merges")
-        elif "/" in path and SOC_DIRECTORY.fullmatch(top) and top != soc:
-            left_out.append(f"{path}: for {top}, not {soc}")
-        else:
-            files.append(file)
-    directories = sorted({
-        directory for run in runs for directory in run.bank.directories or []
-        if not (SOC_DIRECTORY.fullmatch(directory.split("/", 1)[0]) and directory.split("/", 1)[0] != soc)
-    })  # fmt: skip
-    return files, {file.path: chosen[file.path][1] for file in files}, directories, left_out, soc
+    files = [chosen[path][0] for path in sorted(chosen)]
+    return files, {path: owner for path, (_, owner) in chosen.items()}
+
+
+def _socs(runs: list[_Run]) -> list[str]:
+    """The SoCs whose operator files the runs' banks hold (`<soc>/...` at a bank's top)."""
+    tops = {file.path.split("/", 1)[0] for run in runs for file in run.bank.files if "/" in file.path}
+    return sorted(top for top in tops if SOC_DIRECTORY.fullmatch(top))
+
+
+def _why_left_out(path: str, soc: str | None) -> str | None:
+    """Why a bank file is not in the version (None: it is)."""
+    top = path.split("/", 1)[0]
+    if RUNTIME_KB in path.rsplit("/", 1)[-1]:
+        return "a runtime_kb file, which AOE never merges"
+    if "/" in path and SOC_DIRECTORY.fullmatch(top) and top != soc:
+        return f"for {top}, not {soc}"
+    return None
 
 
 def _soc(socs: list[str], wanted: str | None, run_soc: str | None) -> str | None:
@@ -164,18 +184,21 @@ def _soc(socs: list[str], wanted: str | None, run_soc: str | None) -> str | None
     return socs[0] if socs else run_soc
 
 
-def _keep_from_bank(store: RunStore, run: _Run, file: BankFile) -> None:
-    """A content the blob store lacks (a run recorded before aoe-runner kept what tuning wrote): read it from the
-    bank, if the bank still holds it."""
+def _keep_contents(store: RunStore, run: _Run, files: list[BankFile]) -> None:
+    """Every content of files in the blob store: a run recorded before aoe-runner kept what tuning wrote has its
+    contents read from its bank, if the bank still holds them."""
     bank = Path(run.bank.directory)
-    try:
-        digest = keep_content(bank, file.path, store.blobs)
-    except InputError as error:
-        why = f"{error.reason}; the content run {run.manifest.id} left was not kept, and its bank no longer has it"
-        raise InputError(error.where, why) from None
-    if digest != file.sha256:
-        why = f"changed since run {run.manifest.id}, and the content that run left was not kept: nothing was published"
-        raise InputError(str(bank / file.path), why)
+    for file in files:
+        if file.link is not None or store.blobs.has_blob(file.sha256):
+            continue
+        try:
+            digest = keep_content(bank, file.path, store.blobs)
+        except InputError as error:
+            why = f"{error.reason}; the content run {run.manifest.id} left was not kept, and its bank no longer has it"
+            raise InputError(error.where, why) from None
+        if digest != file.sha256:
+            why = f"changed since run {run.manifest.id}, and the content that run left was not kept: nothing was published"
+            raise InputError(str(bank / file.path), why)
 
 
 def _source(run: _Run) -> Source:

@@ -80,7 +80,7 @@ def pull_version(
         written = place / f"{version.label}.{secrets.token_hex(3)}"
         incoming = place / f"{INCOMING}{written.name}"
         try:
-            _write_tree(incoming, inventory, blobs)
+            write_tree(incoming, inventory, blobs)
         except (OSError, ValueError, OverflowError) as error:  # an inventory no bank could hold: a hand-made one
             why = getattr(error, "strerror", None) or error
             raise InputError(f"version {version.label}", f"cannot be written: {why}; nothing was changed") from None
@@ -253,7 +253,7 @@ def _check_paths(inventory: BankInventory) -> None:
             raise InputError(where, f"{file.path!r}: its link target does not match its sha256")
 
 
-def _write_tree(incoming: Path, inventory: BankInventory, blobs: BlobStore) -> None:
+def write_tree(incoming: Path, inventory: BankInventory, blobs: BlobStore) -> None:
     """The version's directories, then its files (each checked against its sha256), then its symbolic links, last,
     so that no file is written through one. A failure removes what was written."""
     incoming.mkdir(mode=0o700)

@@ -75,6 +75,8 @@ class BankVersion:
     """Files of the runs' banks that are not in the version, each with why (runtime_kb, another SoC)."""
     preferred: str | None = None
     """With several sources: the run whose file won where two differed (--prefer)."""
+    merged_by: str | None = None
+    """With --merge-with-aoe: AOE's merge tool that combined the sources' banks, its path and CANN version."""
 
     @property
     def label(self) -> str:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from tests.releases.conftest import Releases, tree
+from tests.tune.runner import aoe_runner
 
 
 def test_a_pulled_version_is_the_tuned_bank_byte_for_byte_and_rollback_puts_the_one_before_back(releases: Releases) -> None:
@@ -228,3 +229,22 @@ def test_a_hand_made_version_linking_out_of_the_bank_is_refused(releases: Releas
     record.write_text(record.read_text().replace(json.loads(record.read_text())["inventory"], identity))
     refused = releases.run("bank", "pull", "out", "--to", str(releases.root / "pulled"))
     assert refused.returncode == 4 and "'a' links to '/etc/shadow', outside the bank" in refused.stderr
+
+
+def test_merge_with_aoe_runs_the_toolkits_merge_tool_on_staged_banks_and_publishes_its_output(releases: Releases) -> None:
+    one = releases.tune_files("Ascend910B3/cube/a.bin=one", "Ascend910B3/runtime_kb_x.json=r", bank="bank-a")
+    two = releases.tune_files("Ascend910B3/cube/a.bin=two", "Ascend910B3/cube/c.bin=c", bank="bank-b")
+    publish = ("bank", "publish", "--from", one, "--from", two, "--name", "merged", "--unverified", "--merge-with-aoe")
+    missing = releases.run(*publish)
+    assert missing.returncode == 4 and "AOE's bank merge tool was not found" in missing.stderr
+    toolkit = {"ASCEND_TOOLKIT_HOME": str(Path(__file__).parent.parent / "fakes" / "cann"), "HOME": str(releases.root / "user")}
+    done = aoe_runner(releases, *publish, env=toolkit)
+    assert done.returncode == 0, done.stderr  # the fake fails on a runtime_kb file: it was left out of the stage
+    (version,) = releases.versions()
+    assert version["merged_by"].startswith(
+        f"{toolkit['ASCEND_TOOLKIT_HOME']}/python/site-packages/schedule_search/msoptune.py --merge"
+    )
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", "merged", "--to", str(target)).returncode == 0
+    assert tree(target) == {"Ascend910B3/cube/a.bin": b"two", "Ascend910B3/cube/c.bin": b"c"}
+    assert not (releases.root / "home" / "staging").exists() or not any((releases.root / "home" / "staging").iterdir())
