@@ -31,6 +31,14 @@ Bank = Annotated[
     Path | None,
     typer.Option("--bank", metavar="PATH", help="The tuned bank (TUNE_BANK_PATH) [default with --run: the run's]."),
 ]
+Published = Annotated[
+    str | None,
+    typer.Option(
+        "--published",
+        metavar="NAME[@N]",
+        help="The bank at --bank is this published version, as bank pull put it: checked before any run.",
+    ),
+]
 Run = Annotated[
     str | None,
     typer.Option(
@@ -91,6 +99,7 @@ def verify(
     device: Device = None,
     timeout: Timeout = None,
     grace: Grace = "10s",
+    published: Published = None,
 ) -> int:
     """Prove that the tuned bank makes training faster: baseline and tuned runs, interleaved, with a verdict and gates."""
     from aoe_runner.common.quantities import optional_duration, optional_percent, parse_duration, parse_percent
@@ -99,15 +108,31 @@ def verify(
     from aoe_runner.verify.session import VerifyRequest, run_verify
 
     formatter = formatter_for(output_format, False, FORMATS, output)  # a page's -o FILE is checked before any run
+    label = _published_bank(published, bank, run) if published is not None else None
     gates = Gates(optional_percent(min_speedup, "--min-speedup"), optional_percent(min_mean_speedup, "--min-mean-speedup"),
                   optional_percent(max_tail_regression, "--max-tail-regression"))  # fmt: skip
     request = VerifyRequest(
         script=script, arguments=arguments or [], bank=bank, run=run, repeats=repeats, warmup=warmup, step_pattern=step_pattern,
         unit=unit, threshold_pct=parse_percent(threshold, "--threshold"), gates=gates, python=python, device=device,
-        timeout_s=optional_duration(timeout, "--timeout"), grace_s=parse_duration(grace, "--grace"),
+        timeout_s=optional_duration(timeout, "--timeout"), grace_s=parse_duration(grace, "--grace"), published=label,
     )  # fmt: skip
     report = run_verify(request, TerminalReporter(terminal, live=False), run_store())
     emit(terminal, formatter.verify(report), output)
     for failed in (gate for gate in report.gates if not gate.passed):
         terminal.error(f"gate {failed.gate} failed: {failed.explanation}")
     return ExitCode.FINDING if report.slower or not report.gates_passed else ExitCode.OK
+
+
+def _published_bank(published: str, bank: Path | None, run: str | None) -> str:
+    """NAME@N, once the bank at --bank is checked to hold exactly that version's files."""
+    from aoe_runner.errors import UsageError
+    from aoe_runner.releases.api import check_in_place
+    from aoe_runner.releases.catalog import catalog
+    from aoe_runner.releases.version import parse_reference
+
+    if bank is None or run is not None:
+        raise UsageError("--published needs --bank PATH (where bank pull put the version), and no --run")
+    store = run_store(reading=True)
+    version = catalog(store.home, terminal.warning).get(*parse_reference(published))
+    check_in_place(store, version, bank)
+    return version.label

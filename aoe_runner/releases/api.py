@@ -7,7 +7,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoe_runner.errors import EnvironmentDrift, InputError
+from aoe_runner.common.words import count
+from aoe_runner.errors import AoeRunnerError, EnvironmentDrift, ExitCode, InputError
 from aoe_runner.releases.catalog import Catalog
 from aoe_runner.releases.pull import Pulled, pull_version, roll_back
 from aoe_runner.releases.version import BankVersion
@@ -130,3 +131,27 @@ def _operators(store: RunStore, older: BankVersion, newer: BankVersion) -> list[
                 if result.speedup is not None and result.speedup > best.get((*key, version.label), float("-inf")):
                     best[(*key, version.label)] = row[version.label] = result.speedup
     return [found[key] for key in sorted(found)]
+
+
+class NotInPlace(AoeRunnerError):
+    """The bank at PATH is not the published version it should be (exit 1)."""
+
+    exit_code = ExitCode.FINDING
+
+
+def check_in_place(store: RunStore, version: BankVersion, path: Path) -> None:
+    """NotInPlace unless the bank at path holds exactly the version's files (what a pull of it put there)."""
+    from aoe_runner.runs.bank import take_inventory
+
+    found = take_inventory(path).by_path()
+    wanted = _files(store, version)
+    differ = sorted(
+        p for p in found.keys() | wanted.keys() if p not in found or p not in wanted or found[p].differs_from(wanted[p])
+    )
+    if not found and not wanted:
+        return
+    if differ:
+        raise NotInPlace(
+            f"{path} does not hold {version.label} ({count(len(differ), 'file')} not as published, first {differ[0]}): "
+            f"aoe-runner bank pull {version.label} --to {path}"
+        )

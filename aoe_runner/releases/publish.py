@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from aoe_runner.common.words import count
 from aoe_runner.errors import AoeRunnerError, EnvironmentDrift, ExitCode, InputError, UsageError
 from aoe_runner.releases.catalog import Catalog
 from aoe_runner.releases.proof import passing_proof
@@ -142,8 +143,8 @@ def _combined(runs: list[_Run], kept: dict[str, list[BankFile]], preferred: str 
         more = f"; and {len(conflicts) - SHOWN_CONFLICTS} more" if len(conflicts) > SHOWN_CONFLICTS else ""
         shown = "; ".join(conflicts[:SHOWN_CONFLICTS]) + more
         raise PublishRefused(
-            f"{len(conflicts)} files differ between the runs: {shown}; --prefer RUN says whose wins, or --merge-with-aoe "
-            "has AOE's own merge tool combine them"
+            f"{count(len(conflicts), 'file')} with different contents in the runs: {shown}; --prefer RUN says whose "
+            "wins, or --merge-with-aoe has AOE's own merge tool combine them"
         )
     files = [chosen[path][0] for path in sorted(chosen)]
     return files, {path: owner for path, (_, owner) in chosen.items()}

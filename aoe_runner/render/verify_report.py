@@ -90,6 +90,7 @@ class _Renderer:
         shown = self.shown
         step_format = report.step_format if report.step_format in _BUILT_IN_NAMES else shown(report.step_format)
         source = f"bank of tuning run {shown(report.tuning_run)}" if report.tuning_run else "bank"
+        source = f"published bank {shown(report.published)}" if report.published else source
         return (
             f"script {shown(report.script)}; {source} {shown(report.bank)}\n"
             f"{report.repeats} runs per arm, interleaved; step times from {step_format}; warm-up: {report.warmup}"

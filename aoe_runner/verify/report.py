@@ -19,6 +19,7 @@ class VerifyReport(BaseModel):
     arguments: list[str]
     bank: str
     tuning_run: str | None
+    published: str | None = Field(default=None, description="The published bank version (NAME@N) the tuned arm used, as pulled.")
     repeats: int
     step_format: str = Field(description="The step-time format read from the logs.")
     warmup: str = Field(description="How many leading steps of each run were dropped.")

@@ -57,6 +57,7 @@ class VerifyRequest:
     device: int | None = None
     timeout_s: float | None = None
     grace_s: float = 10.0
+    published: str | None = None  # NAME@N: the bank is that published version, as a pull put it at --bank
 
 
 @dataclass
@@ -280,6 +281,7 @@ def _report(
         arguments=plan.arguments,
         bank=str(plan.bank),
         tuning_run=plan.tuning_run,
+        published=request.published,
         repeats=request.repeats,
         step_format=reader.format_name,
         warmup=warmup,

@@ -65,7 +65,7 @@ def test_two_runs_holding_one_file_with_different_contents_need_prefer(releases:
     two = releases.tune_files("Ascend910B3/cube/a.bin=two", "Ascend910B3/cube/c.bin=c", bank="bank-b")
     refused = releases.run("bank", "publish", "--from", one, "--from", two, "--name", "merged", "--unverified")
     assert refused.returncode == 1
-    assert f"1 files differ between the runs: Ascend910B3/cube/a.bin ({one} and {two}); --prefer RUN" in refused.stderr
+    assert f"1 file with different contents in the runs: Ascend910B3/cube/a.bin ({one} and {two}); --prefer RUN" in refused.stderr
     done = releases.run("bank", "publish", "--from", one, "--from", two, "--name", "merged", "--unverified", "--prefer", two)
     assert done.returncode == 0, done.stderr
     target = releases.root / "pulled"
@@ -248,3 +248,19 @@ def test_merge_with_aoe_runs_the_toolkits_merge_tool_on_staged_banks_and_publish
     assert releases.run("bank", "pull", "merged", "--to", str(target)).returncode == 0
     assert tree(target) == {"Ascend910B3/cube/a.bin": b"two", "Ascend910B3/cube/c.bin": b"c"}
     assert not (releases.root / "home" / "staging").exists() or not any((releases.root / "home" / "staging").iterdir())
+
+
+def test_verify_published_refuses_a_bank_path_that_does_not_hold_the_version(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", "resnet", "--to", str(target)).returncode == 0
+    (target / "Ascend910B3" / "cube" / "a.bin").write_text("edited")
+    refused = releases.run("verify", "train.py", "--bank", str(target), "--published", "resnet")
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f"error: {target} does not hold resnet@1 (1 file not as published, first Ascend910B3/cube/a.bin): "
+        f"aoe-runner bank pull resnet@1 --to {target}\n"
+    )
+    assert releases.run("verify", "train.py", "--published", "resnet").returncode == 2
+    assert [m for m in releases.manifests() if m["kind"] == "verify"] == []

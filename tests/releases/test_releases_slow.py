@@ -49,6 +49,13 @@ def test_a_version_is_published_once_a_verify_proved_that_very_bank(releases: Re
     (proof,) = version["proofs"]
     assert version["unverified"] is False and proof["run"] == run and proof["speedup"] > 1.1
     assert proof["ci_low"] <= proof["speedup"] <= proof["ci_high"]
+    target = releases.root / "consumer"
+    assert releases.run("bank", "pull", "resnet", "--to", str(target)).returncode == 0
+    consumer = aoe_runner(releases, "verify", str(SIMULATOR), "--bank", str(target), "--published", "resnet@1",
+                          "--repeats", "2", "--format", "json", *steps)  # fmt: skip
+    assert consumer.returncode == 0, consumer.stderr
+    report = json.loads(consumer.stdout)
+    assert report["published"] == "resnet@1" and report["comparison"]["verdict"] == "faster"
     releases.tune_files("late.bin=changed")  # a new run: its bank is not the one verified
     refused = releases.run("bank", "publish", "latest", "--name", "resnet")
     assert refused.returncode == 1 and "no passing verification of its bank" in refused.stderr
