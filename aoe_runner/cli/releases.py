@@ -11,6 +11,7 @@ from aoe_runner.cli import completion
 from aoe_runner.cli.options import CSV, JSON, MARKDOWN, TABLE, JsonFlag, OutputFile, emit, format_option
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import run_store, terminal
+from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode
 
 FORMATS = (TABLE, JSON, CSV, MARKDOWN)
@@ -71,7 +72,8 @@ def bank_publish(
         terminal.warning(f"left out {why}")
     marked = " UNVERIFIED" if version.unverified else ""
     sources = ", ".join(source.run for source in version.sources)
-    terminal.result(f"published {version.label}{marked}: {version.files} files from run {sources}\n")
+    runs_word = "run" if len(version.sources) == 1 else "runs"
+    terminal.result(f"published {version.label}{marked}: {count(version.files, 'file')} from {runs_word} {sources}\n")
     return ExitCode.OK
 
 

@@ -81,26 +81,12 @@ Grace = Annotated[str, typer.Option("--grace", metavar="DURATION", help="SIGTERM
 
 
 def verify(
-    script: Script = None,
-    arguments: ScriptArguments = None,
-    bank: Bank = None,
-    run: Run = None,
-    repeats: Repeats = 3,
-    warmup: Warmup = None,
-    step_pattern: StepPattern = None,
-    unit: Unit = None,
-    threshold: Threshold = "2%",
-    min_speedup: MinSpeedup = None,
-    min_mean_speedup: MinMeanSpeedup = None,
-    max_tail_regression: MaxTailRegression = None,
-    output_format: Format = "table",
-    output: Output = None,
-    python: Python = THIS_PYTHON,
-    device: Device = None,
-    timeout: Timeout = None,
-    grace: Grace = "10s",
-    published: Published = None,
-) -> int:
+    script: Script = None, arguments: ScriptArguments = None, bank: Bank = None, run: Run = None, repeats: Repeats = 3,
+    warmup: Warmup = None, step_pattern: StepPattern = None, unit: Unit = None, threshold: Threshold = "2%",
+    min_speedup: MinSpeedup = None, min_mean_speedup: MinMeanSpeedup = None, max_tail_regression: MaxTailRegression = None,
+    output_format: Format = "table", output: Output = None, python: Python = THIS_PYTHON, device: Device = None,
+    timeout: Timeout = None, grace: Grace = "10s", published: Published = None,
+) -> int:  # fmt: skip
     """Prove that the tuned bank makes training faster: baseline and tuned runs, interleaved, with a verdict and gates."""
     from aoe_runner.common.quantities import optional_duration, optional_percent, parse_duration, parse_percent
     from aoe_runner.render.tune_progress import TerminalReporter
