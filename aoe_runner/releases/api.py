@@ -43,7 +43,13 @@ def pull(
     drift = version.fingerprint.drift_from(here)
     if drift and not allow_env_drift:
         raise EnvironmentDrift(f"{version.label} was tuned elsewhere: {'; '.join(drift)}; --allow-env-drift pulls it anyway")
-    pulled = pull_version(version, path, store.blobs, f"aoe-runner bank pull {version.label} --to {path}")
+    try:
+        pulled = pull_version(version, path, store.blobs, f"aoe-runner bank pull {version.label} --to {path}")
+    except InputError as error:
+        if version.host == here.hostname or not str(error.where).startswith(str(store.blobs.home)):
+            raise
+        hint = f"{version.label} was published on {version.host}: its contents reach other hosts through a shared"
+        raise InputError(error.where, f"{error.reason}; {hint} artifacts directory (store init URL --artifacts DIR)") from None
     outcome = PullOutcome(pulled, version, training_environment(pulled.path), list(pulled.notes))
     if drift:
         outcome.notes.append(f"pulled despite: {'; '.join(drift)}")

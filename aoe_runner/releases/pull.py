@@ -71,6 +71,8 @@ def pull_version(
     path = _absolute(path)
     with _pulling(path, on_wait) as place:
         current = _current(path, place)
+        if current is not None and current not in _history(place):
+            _remember(place, current)  # a pull interrupted between its swap and its history: told now
         if current is not None and _label_of(current) == version.label:
             return Pulled(path, version.label, place / current, changed=False)
         inventory = blobs.expand(
@@ -87,7 +89,12 @@ def pull_version(
         os.rename(incoming, written)
         os.sync()  # every file on disk before PATH leads to them
         pulled = Pulled(path, version.label, written, changed=True)
-        _swap(path, place, written.name, current, holder_command, pulled.notes)
+        try:
+            _swap(path, place, written.name, current, holder_command, pulled.notes)
+        except BaseException:
+            if _current(path, place) != written.name:  # refused (the bank in use) or interrupted before the swap
+                shutil.rmtree(written, ignore_errors=True)
+            raise
         _remember(place, written.name)
         _keep_two(place, path)
         return pulled

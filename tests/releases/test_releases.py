@@ -186,6 +186,7 @@ def test_a_pulled_bank_path_tuned_through_is_locked_against_a_swap(releases: Rel
         del os.environ["AOE_RUNNER_LOCK_DIR"]
     assert busy.returncode == 1 and "is in use by another aoe-runner" in busy.stderr
     assert Path(os.readlink(target)).name.startswith("resnet@1.")
+    assert not list((releases.root / ".pulled.versions").glob("resnet@2.*"))  # the refused pull left nothing behind
 
 
 def test_a_bank_directory_whose_name_looks_like_a_version_is_moved_aside_and_kept(releases: Releases) -> None:
