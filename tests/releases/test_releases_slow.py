@@ -62,12 +62,7 @@ def test_a_version_is_published_once_a_verify_proved_that_very_bank(releases: Re
 
 
 def test_a_reader_polling_through_the_swaps_sees_one_version_at_a_time(releases: Releases) -> None:
-    files = [f"Ascend910B3/cube/op_{n}.bin" for n in range(400)]
-    for letter in "AB":
-        run = releases.tune_files(*(f"{path}={letter}" for path in files))
-        assert releases.run("bank", "publish", run, "--name", "flip", "--unverified").returncode == 0
-    target = releases.root / "pulled"
-    assert releases.run("bank", "pull", "flip@1", "--to", str(target)).returncode == 0
+    target = _first_of_two_versions(releases, "flip", 400)
     stop = releases.root / "stop"
     reader = subprocess.Popen([sys.executable, "-c", READER, str(target), str(stop)], stdout=subprocess.PIPE, text=True)
     for number in [2, 1, 2, 1, 2]:
@@ -79,12 +74,7 @@ def test_a_reader_polling_through_the_swaps_sees_one_version_at_a_time(releases:
 
 
 def test_a_pull_killed_at_any_point_leaves_the_path_as_it_was(releases: Releases) -> None:
-    files = [f"Ascend910B3/cube/op_{n}.bin" for n in range(3000)]
-    for letter in "AB":
-        run = releases.tune_files(*(f"{path}={letter}" for path in files))
-        assert releases.run("bank", "publish", run, "--name", "big", "--unverified").returncode == 0
-    target = releases.root / "pulled"
-    assert releases.run("bank", "pull", "big@1", "--to", str(target)).returncode == 0
+    target = _first_of_two_versions(releases, "big", 3000)
     before = tree(target)
     place = releases.root / ".pulled.versions"
     command = [sys.executable, "-m", "aoe_runner", "bank", "pull", "big@2", "--to", str(target)]
@@ -100,3 +90,14 @@ def test_a_pull_killed_at_any_point_leaves_the_path_as_it_was(releases: Releases
     assert tree(target) == {path: b"B" for path in before}
     assert not [entry for entry in os.listdir(place) if entry.startswith(".incoming")]
     assert sorted(Path(entry).name.split(".")[0] for entry in os.listdir(place) if "@" in entry) == ["big@1", "big@2"]
+
+
+def _first_of_two_versions(releases: Releases, name: str, files: int) -> Path:
+    """NAME@1 (every file "A") pulled to a path, and NAME@2 (every file "B") published; the path."""
+    paths = [f"Ascend910B3/cube/op_{n}.bin" for n in range(files)]
+    for letter in "AB":
+        run = releases.tune_files(*(f"{path}={letter}" for path in paths))
+        assert releases.run("bank", "publish", run, "--name", name, "--unverified").returncode == 0
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", f"{name}@1", "--to", str(target)).returncode == 0
+    return target
