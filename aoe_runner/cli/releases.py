@@ -81,11 +81,12 @@ def bank_pull(
     version: Version, to: To, allow_env_drift: AllowDrift = False, keep_kernel_cache: KeepCache = False, env_file: EnvFile = None
 ) -> int:
     """Put a published version at PATH (a link swapped at once) and say what training needs to use it."""
-    from aoe_runner.common.files import atomic_write_text
-    from aoe_runner.releases.api import environment_lines, pull
+    from aoe_runner.releases.api import check_env_file, environment_lines, pull, write_env_file
     from aoe_runner.releases.catalog import catalog
     from aoe_runner.releases.version import parse_reference
 
+    if env_file is not None:
+        check_env_file(env_file)
     store = run_store(reading=True)
     outcome = pull(store, catalog(store.home, terminal.warning), parse_reference(version), to, allow_env_drift, keep_kernel_cache)
     for note in outcome.notes:
@@ -93,10 +94,9 @@ def bank_pull(
     pulled = outcome.pulled
     said = "is in place already" if not pulled.changed else f"pulled into {pulled.directory}"
     terminal.info(f"{pulled.version} {said}; {pulled.path} leads to it")
-    lines = environment_lines(outcome.environment)
     if env_file is not None:
-        atomic_write_text(env_file, lines)
-    terminal.result(lines)
+        write_env_file(env_file, outcome.environment)
+    terminal.result(environment_lines(outcome.environment))
     return ExitCode.OK
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -68,7 +69,11 @@ def merge_banks(store: RunStore, banks: list[tuple[str, list[BankFile]]], name: 
             sources.append(str(source))
         target = stage / "merged"
         target.mkdir(mode=0o700)
+        made = os.lstat(target)
         _run_tool(tool, sources, target)
+        now = _lstat_or_none(target)
+        if now is None or not stat.S_ISDIR(now.st_mode) or (now.st_dev, now.st_ino) != (made.st_dev, made.st_ino):
+            raise InputError(str(tool), f"AOE's merge tool replaced its output directory {target}; nothing was published")
         merged = take_inventory(target, store.blobs)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
@@ -93,3 +98,10 @@ def _run_tool(tool: Path, sources: list[str], target: Path) -> None:
         said = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
         last = f": {said[-1][:300]}" if said else ""
         raise InputError(str(tool), f"AOE's merge tool failed (exit {done.returncode}){last}; nothing was published")
+
+
+def _lstat_or_none(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 from dataclasses import dataclass, field
@@ -70,6 +71,21 @@ def training_environment(path: Path) -> dict[str, str]:
 
 def environment_lines(environment: dict[str, str]) -> str:
     return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in environment.items())
+
+
+def check_env_file(path: Path) -> None:
+    """InputError before a pull changes anything, when --env-file could not be written."""
+    if path.is_dir() or not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
+        raise InputError(str(path), "--env-file: cannot be written there (a directory, or no writable directory to hold it)")
+
+
+def write_env_file(path: Path, environment: dict[str, str]) -> None:
+    from aoe_runner.common.files import atomic_write_text
+
+    try:
+        atomic_write_text(path, environment_lines(environment))
+    except OSError as error:
+        raise InputError(str(path), f"--env-file: cannot be written: {error.strerror or error}") from None
 
 
 def _kernel_cache(soc: str | None, keep: bool) -> str:

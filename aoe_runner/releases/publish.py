@@ -19,10 +19,12 @@ from aoe_runner.common.words import count
 from aoe_runner.errors import AoeRunnerError, EnvironmentDrift, ExitCode, InputError, UsageError
 from aoe_runner.releases.catalog import Catalog
 from aoe_runner.releases.proof import passing_proof
+from aoe_runner.releases.pull import check_inventory
 from aoe_runner.releases.version import RUNTIME_KB, BankVersion, Proof, Source, check_name
 from aoe_runner.runs.bank import keep_content
 from aoe_runner.runs.history import TUNING, RunStore
 from aoe_runner.runs.manifest import BankFile, BankInventory, RunManifest
+from aoe_runner.runs.prune import keeping_runs
 
 SOC_DIRECTORY = re.compile(r"Ascend[0-9A-Za-z]+")  # `<soc_version>/` at a bank's top holds operator files
 SHOWN_CONFLICTS = 5
@@ -55,6 +57,11 @@ def publish(store: RunStore, catalog: Catalog, request: PublishRequest) -> BankV
     """Publish the runs' banks as the next version of request.name; PublishRefused, EnvironmentDrift or InputError
     (a run, or a content no longer to be had) before anything is recorded."""
     check_name(request.name)
+    with keeping_runs(store):  # no runs prune or runs rm between reading the runs and recording the version
+        return _publish(store, catalog, request)
+
+
+def _publish(store: RunStore, catalog: Catalog, request: PublishRequest) -> BankVersion:
     runs = _runs(store, request.runs)
     if request.merge_with_aoe and (len(runs) < 2 or request.prefer):
         raise UsageError("--merge-with-aoe merges the banks of two or more runs (--from RUN --from RUN), without --prefer")
@@ -77,7 +84,14 @@ def publish(store: RunStore, catalog: Catalog, request: PublishRequest) -> BankV
             from aoe_runner.releases.aoe_merge import merge_banks
 
             merged = merge_banks(store, [(run.manifest.id, kept[run.manifest.id]) for run in runs], request.name)
-            files, directories, merged_by = merged.files, merged.directories, merged.tool
+            files = [file for file in merged.files if _why_left_out(file.path, soc) is None]
+            left_out += [
+                f"{f.path}: {why}, in what the merge tool wrote" for f in merged.files if (why := _why_left_out(f.path, soc))
+            ]
+            if not files:
+                raise PublishRefused(f"AOE's merge tool ({merged.tool}) wrote no bank file: nothing was published")
+            directories = [directory for directory in merged.directories if _why_left_out(directory + "/", soc) is None]
+            merged_by = merged.tool
         else:
             files, owners = _combined(runs, kept, preferred)
             for run in runs:
@@ -90,6 +104,7 @@ def publish(store: RunStore, catalog: Catalog, request: PublishRequest) -> BankV
         inventory = BankInventory(
             directory=directory, exists=True, files=files, directories=directories, taken_at=datetime.now(timezone.utc)
         )
+        check_inventory(inventory, f"the bank of run {runs[0].manifest.id}" if len(runs) == 1 else "the combined bank")
         stored = store.blobs.save_inventory(inventory, remember=False)
         version = BankVersion(
             name=request.name, number=0, published_at=inventory.taken_at, host=socket.gethostname(), note=request.note,

@@ -78,7 +78,7 @@ def pull_version(
         inventory = blobs.expand(
             BankInventory(directory=str(path), exists=True, taken_at=version.published_at, stored=version.inventory)
         )
-        _check_paths(inventory)
+        check_inventory(inventory, f"version {version.label}")
         written = place / f"{version.label}.{secrets.token_hex(3)}"
         incoming = place / f"{INCOMING}{written.name}"
         try:
@@ -103,6 +103,8 @@ def pull_version(
 def roll_back(path: Path, holder_command: str, on_wait: Callable[[], None] | None = None) -> Pulled:
     """Put the version pulled before the one in place back at `path`."""
     path = _absolute(path)
+    if not versions_directory(path).is_dir():
+        raise NotAPulledBank(f"{path}: not a bank that aoe-runner bank pull put in place; nothing to roll back")
     with _pulling(path, on_wait) as place:
         current = _current(path, place)
         if current is None:
@@ -238,26 +240,45 @@ def _is_version_directory(place: Path, name: str) -> bool:
 # -- writing a version ----------------------------------------------------------------------------
 
 
-def _check_paths(inventory: BankInventory) -> None:
+def check_inventory(inventory: BankInventory, where: str) -> None:
     """Every path relative, inside the bank and listed once; every content a sha256; every link's target inside the
-    bank and matching its hash: a version from a shared store is not trusted to be so."""
-    where = f"version inventory {inventory.stored}"
+    bank, reached without passing through another link, and matching its hash. InputError (exit 4) if not: a
+    version from a shared store, or what a merge tool wrote, is not trusted to be so."""
     seen: set[str] = set()
     for name in [file.path for file in inventory.files] + list(inventory.directories or []):
         parts = name.split("/")
         if name.startswith("/") or any(part in ("", ".", "..") for part in parts) or "\0" in name or name in seen:
             raise InputError(where, f"{name!r} is not a path inside a bank, or is listed twice")
         seen.add(name)
+    links = {file.path for file in inventory.files if file.link is not None}
     for file in inventory.files:
         if not SHA256.fullmatch(file.sha256):
             raise InputError(where, f"{file.path!r}: {file.sha256[:80]!r} is not a sha256")
         if file.link is None:
             continue
-        inside = os.path.normpath(os.path.join(os.path.dirname(file.path), file.link))
-        if file.link.startswith("/") or inside == ".." or inside.startswith("../") or "\0" in file.link:
-            raise InputError(where, f"{file.path!r} links to {file.link!r}, outside the bank")
+        if not _link_stays_inside(file.path, file.link, links):
+            raise InputError(where, f"{file.path!r} links to {file.link!r}, outside the bank or through another link")
         if hashlib.sha256(os.fsencode(file.link)).hexdigest() != file.sha256:
             raise InputError(where, f"{file.path!r}: its link target does not match its sha256")
+
+
+def _link_stays_inside(path: str, target: str, links: set[str]) -> bool:
+    """Whether the link at path, to target, leads inside the bank, walking its target one component at a time and
+    never through another link of the bank (whose own target could lead anywhere)."""
+    if target.startswith("/") or "\0" in target or not target:
+        return False
+    reached = path.split("/")[:-1]
+    parts = [part for part in target.split("/") if part not in ("", ".")]
+    for number, part in enumerate(parts):
+        if part == "..":
+            if not reached:
+                return False
+            reached.pop()
+            continue
+        reached.append(part)
+        if number < len(parts) - 1 and "/".join(reached) in links:
+            return False
+    return True
 
 
 def write_tree(incoming: Path, inventory: BankInventory, blobs: BlobStore) -> None:

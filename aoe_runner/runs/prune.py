@@ -160,9 +160,24 @@ def remove_or_plan(
 
 @contextmanager
 def _one_removal_at_a_time(store: RunStore, on_wait: Callable[[], None] | None) -> Iterator[None]:
+    with _removal_lock(store, fcntl.LOCK_EX, on_wait):
+        yield
+
+
+@contextmanager
+def keeping_runs(store: RunStore, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """No removal while held (shared with other holders): what reads runs to record something that pins them (a bank
+    version) holds it until the record is written, so a removal that starts meanwhile sees the pin."""
+    store.home.mkdir(parents=True, exist_ok=True)
+    with _removal_lock(store, fcntl.LOCK_SH, on_wait):
+        yield
+
+
+@contextmanager
+def _removal_lock(store: RunStore, operation: int, on_wait: Callable[[], None] | None) -> Iterator[None]:
     fd = os.open(store.home / REMOVAL_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     try:
-        flock_telling(fd, fcntl.LOCK_EX, on_wait)
+        flock_telling(fd, operation, on_wait)
         yield
     finally:
         os.close(fd)

@@ -1,0 +1,121 @@
+"""What a hostile version, merge tool or command line cannot do to a bank release (found by adversarial passes)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from aoe_runner.errors import InputError
+from aoe_runner.releases.pull import check_inventory
+from aoe_runner.runs.manifest import BankFile, BankInventory
+from tests.releases.conftest import Releases, tree
+from tests.tune.runner import aoe_runner
+
+HOSTILE_TOOL = """
+import os, shutil, sys
+mode = os.environ["FAKE_MERGE_MODE"]
+target = sys.argv[3]
+if mode == "replace-output":
+    shutil.rmtree(target)
+    os.symlink("/etc", target)
+elif mode == "against-the-rules":
+    for name in ("Ascend910B3/cube/ok.bin", "runtime_kb_x.json", "Ascend310P3/cube/other.bin"):
+        os.makedirs(os.path.dirname(os.path.join(target, name)) or target, exist_ok=True)
+        open(os.path.join(target, name), "w").write(name)
+"""  # mode "nothing": writes nothing, exits 0
+
+
+def _link(path: str, target: str) -> BankFile:
+    return BankFile(path=path, size=len(target), sha256=hashlib.sha256(target.encode()).hexdigest(), link=target)
+
+
+@pytest.mark.parametrize(
+    "links",
+    [
+        [_link("a", "/etc/passwd")],
+        [_link("sub/a", "../../x")],
+        [_link("Ascend910B3/sub/x", "../.."), _link("Ascend910B3/esc", "sub/x/../..")],  # a chain through a link
+        [_link("d", "x"), _link("e", "d/y")],  # through another link, wherever it leads
+    ],
+)
+def test_a_link_that_leaves_the_bank_or_passes_through_another_link_is_refused(links: list[BankFile]) -> None:
+    inventory = BankInventory(directory="v", exists=True, files=links, taken_at=datetime.now(timezone.utc))
+    with pytest.raises(InputError, match="outside the bank or through another link"):
+        check_inventory(inventory, "version t@1")
+
+
+def test_links_inside_the_bank_are_kept() -> None:
+    links = [_link("Ascend910B3/cube/a.bin", "b.bin"), _link("Ascend910B3/up", "../subgraph.json"), _link("top", ".")]
+    check_inventory(BankInventory(directory="v", exists=True, files=links, taken_at=datetime.now(timezone.utc)), "v")
+
+
+def _hostile_toolkit(root: Path) -> dict[str, str]:
+    tool = root / "toolkit" / "python" / "site-packages" / "schedule_search" / "msoptune.py"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(HOSTILE_TOOL)
+    return {"ASCEND_TOOLKIT_HOME": str(root / "toolkit"), "HOME": str(root / "user")}
+
+
+@pytest.mark.parametrize(
+    ("mode", "code", "said"),
+    [
+        ("replace-output", 4, "AOE's merge tool replaced its output directory"),
+        ("nothing", 1, "wrote no bank file: nothing was published"),
+        ("against-the-rules", 0, "left out runtime_kb_x.json: a runtime_kb file, which AOE never merges, in what the merge"),
+    ],
+)
+def test_what_a_merge_tool_writes_is_held_to_the_rules(releases: Releases, mode: str, code: int, said: str) -> None:
+    one = releases.tune_files("Ascend910B3/cube/a.bin=one", bank="bank-a")
+    two = releases.tune_files("Ascend910B3/cube/a.bin=two", bank="bank-b")
+    env = {**_hostile_toolkit(releases.root), "FAKE_MERGE_MODE": mode}
+    done = aoe_runner(
+        releases, "bank", "publish", "--from", one, "--from", two, "--name", "m", "--unverified", "--merge-with-aoe", env=env
+    )
+    assert done.returncode == code and said in done.stderr, done.stderr
+    versions = releases.versions()
+    assert [version["files"] for version in versions] == ([1] if code == 0 else [])
+
+
+def test_an_env_file_that_cannot_be_written_stops_the_pull_before_anything_changes(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    target = releases.root / "pulled"
+    for env_file in (releases.root / "no" / "such" / "dir" / "f", releases.root):
+        refused = releases.run("bank", "pull", "resnet", "--to", str(target), "--env-file", str(env_file))
+        assert refused.returncode == 4 and "--env-file: cannot be written there" in refused.stderr
+    assert not os.path.lexists(target) and not (releases.root / ".pulled.versions").exists()
+
+
+def test_a_refused_rollback_leaves_nothing_beside_the_path(releases: Releases) -> None:
+    (releases.root / "bank2").mkdir()
+    assert releases.run("bank", "rollback", str(releases.root / "bank2")).returncode == 1
+    assert not (releases.root / ".bank2.versions").exists()
+
+
+def test_a_removal_waits_for_a_publish_that_is_reading_its_runs(releases: Releases) -> None:
+    """A publish holds the removal lock shared from reading its runs to recording the version: a prune started
+    meanwhile waits, then sees the version and keeps its run."""
+    from aoe_runner.runs.history import RunStore
+    from aoe_runner.runs.prune import keeping_runs
+
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    store = RunStore(releases.root / "home")
+    with keeping_runs(store):
+        command = [sys.executable, "-m", "aoe_runner", "runs", "prune", "--keep", "0", "--yes"]
+        pruning = subprocess.Popen(command, env=releases.env, cwd=releases.root, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        assert pruning.poll() is None  # waiting
+        assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0  # shares the lock
+    _, err = pruning.communicate(timeout=60)
+    assert pruning.returncode == 0, err
+    assert f"run {run} is kept: resnet@1 was published from it" in err
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", "resnet", "--to", str(target)).returncode == 0
+    assert tree(target) == {"Ascend910B3/cube/a.bin": b"one"}
