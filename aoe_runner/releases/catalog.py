@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aoe_runner.common.files import atomic_write_text
 from aoe_runner.common.jsontext import dump_json, load_json
@@ -19,13 +20,16 @@ from aoe_runner.common.regular_files import read_with_status
 from aoe_runner.errors import InputError
 from aoe_runner.releases.version import BankVersion, check_name
 
+if TYPE_CHECKING:
+    from aoe_runner.store.pg_index import PgIndex
+
 MAX_RECORD_BYTES = 64 << 20
 
 
 class Catalog:
-    def __init__(self, home: Path, shared: object | None = None, warn: Callable[[str], None] = lambda message: None) -> None:
+    def __init__(self, home: Path, shared: PgIndex | None = None, warn: Callable[[str], None] = lambda message: None) -> None:
         self.root = home / "releases"
-        self.shared = shared  # store.pg_index.PgIndex
+        self.shared = shared
         self.warn = warn
 
     def publish(self, version: BankVersion) -> BankVersion:
@@ -40,7 +44,7 @@ class Catalog:
             if self.shared is not None:
                 from aoe_runner.store.pg_versions import publish_version
 
-                publish_version(self.shared, version.name, version.host, version.published_at.isoformat(), text)  # type: ignore[arg-type]
+                publish_version(self.shared, version.name, version.host, version.published_at.isoformat(), text)
             else:
                 text(max(self._local_numbers(version.name), default=0) + 1)
             self._write_local(numbered[-1])
@@ -90,6 +94,8 @@ class Catalog:
         return version
 
     def _local_numbers(self, name: str) -> list[int]:
+        if (self.root / name).is_symlink():  # not a name directory of ours (and runs prune would not see it)
+            return []
         try:
             names = os.listdir(self.root / name)
         except (FileNotFoundError, NotADirectoryError):
@@ -110,7 +116,12 @@ class Catalog:
             return []
         from aoe_runner.store.pg_versions import version_records
 
-        return version_records(self.shared, name)  # type: ignore[arg-type]
+        try:
+            return version_records(self.shared, name)
+        except InputError as error:  # the store cannot be reached: this home's versions, said once
+            self.warn(f"the shared store's bank versions are not listed: {error.message}")
+            self.shared = None
+            return []
 
     @contextmanager
     def _name_lock(self, name: str) -> Iterator[None]:

@@ -119,3 +119,17 @@ def test_a_removal_waits_for_a_publish_that_is_reading_its_runs(releases: Releas
     target = releases.root / "pulled"
     assert releases.run("bank", "pull", "resnet", "--to", str(target)).returncode == 0
     assert tree(target) == {"Ascend910B3/cube/a.bin": b"one"}
+
+
+def test_a_shared_store_that_cannot_be_reached_lists_this_homes_versions_and_refuses_to_number_new_ones(
+    releases: Releases,
+) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    away = {"AOE_RUNNER_STORE": "postgresql://aoe@127.0.0.1:9/aoe", "HOME": str(releases.root / "user")}
+    listed = aoe_runner(releases, "bank", "versions", "--json", env=away)
+    assert listed.returncode == 0 and '"resnet"' in listed.stdout
+    assert "the shared store's bank versions are not listed" in listed.stderr
+    refused = aoe_runner(releases, "bank", "publish", run, "--name", "resnet", "--unverified", env=away)
+    assert refused.returncode == 4 and refused.stderr.count("\n") == 1, refused.stderr
+    assert len(releases.versions()) == 1
