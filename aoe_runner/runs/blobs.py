@@ -8,8 +8,8 @@
 
 Every file is written to a temporary name in its own directory, then renamed, so a crash leaves either nothing or
 a whole file. Runs reference inventories by id (the manifest stays small), and inventories reference blobs. A
-blob is needed only by the before-inventories of the runs kept, for `bank restore`; `collect` removes everything
-else. Writers hold `store.lock` shared from the first blob they write until their manifest references it, and
+blob is needed by the before- and after-inventories of the tuning runs kept (for `bank restore` and `bank
+publish`) and by published versions (runs/pins.py); `collect` removes everything else. Writers hold `store.lock` shared from the first blob they write until their manifest references it, and
 `collect` holds it exclusive, so it never removes what a starting run is about to reference.
 """
 
@@ -189,8 +189,8 @@ class BlobStore:
 
         `kept` is asked with the store locked, so that no run can record a manifest naming blobs it has just written
         between the asking and the removal: keep, every inventory a kept run references (its inventory stays);
-        keep_whole, the before-inventories of kept runs, whose blobs stay too, for their restore. Idempotent: an
-        interrupted collect is finished by the next.
+        keep_whole, the inventories whose blobs stay too (kept runs' restore and publish, published versions).
+        Idempotent: an interrupted collect is finished by the next.
         """
         with self._lock(fcntl.LOCK_EX):
             needs = kept()
