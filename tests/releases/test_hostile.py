@@ -63,6 +63,7 @@ def _hostile_toolkit(root: Path) -> dict[str, str]:
     return {"ASCEND_TOOLKIT_HOME": str(root / "toolkit"), "HOME": str(root / "user")}
 
 
+@pytest.mark.slow  # several real tunes; the fast set keeps the round trip and the refusals
 @pytest.mark.parametrize(
     ("mode", "code", "said"),
     [
@@ -99,6 +100,7 @@ def test_a_refused_rollback_leaves_nothing_beside_the_path(releases: Releases) -
     assert not (releases.root / ".bank2.versions").exists()
 
 
+@pytest.mark.slow  # several real tunes; the fast set keeps the round trip and the refusals
 def test_a_removal_waits_for_a_publish_that_is_reading_its_runs(releases: Releases) -> None:
     """A publish holds the removal lock shared from reading its runs to recording the version: a prune started
     meanwhile waits, then sees the version and keeps its run."""
@@ -121,6 +123,7 @@ def test_a_removal_waits_for_a_publish_that_is_reading_its_runs(releases: Releas
     assert tree(target) == {"Ascend910B3/cube/a.bin": b"one"}
 
 
+@pytest.mark.slow  # several real tunes; the fast set keeps the round trip and the refusals
 def test_a_shared_store_that_cannot_be_reached_lists_this_homes_versions_and_refuses_to_number_new_ones(
     releases: Releases,
 ) -> None:

@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.releases.conftest import Releases, tree
 from tests.tune.runner import aoe_runner
 
@@ -128,6 +130,7 @@ def test_a_damaged_blob_stops_the_pull_before_anything_changes(releases: Release
     assert not [p for p in (releases.root / ".pulled.versions").iterdir() if p.name.startswith(".incoming")]
 
 
+@pytest.mark.slow  # several real tunes; the fast set keeps the round trip and the refusals
 def test_runs_rm_and_prune_keep_what_a_version_needs_and_name_it(releases: Releases) -> None:
     run = releases.tune_files("Ascend910B3/cube/a.bin=one")
     assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
@@ -169,6 +172,7 @@ def test_bad_names_and_versions_are_usage_errors(releases: Releases) -> None:
     assert releases.run("bank", "rollback", str(releases.root / "nothing")).returncode == 1
 
 
+@pytest.mark.slow  # several real tunes; the fast set keeps the round trip and the refusals
 def test_a_pulled_bank_path_tuned_through_is_locked_against_a_swap(releases: Releases) -> None:
     """The bank lock knows the version directory the link leads to: a swap waits for nobody, it refuses."""
     run = releases.tune_files("Ascend910B3/cube/a.bin=one")
@@ -189,6 +193,7 @@ def test_a_pulled_bank_path_tuned_through_is_locked_against_a_swap(releases: Rel
     assert not list((releases.root / ".pulled.versions").glob("resnet@2.*"))  # the refused pull left nothing behind
 
 
+@pytest.mark.slow  # several real tunes; the fast set keeps the round trip and the refusals
 def test_a_bank_directory_whose_name_looks_like_a_version_is_moved_aside_and_kept(releases: Releases) -> None:
     run = releases.tune_files("Ascend910B3/cube/a.bin=one")
     assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
@@ -200,6 +205,7 @@ def test_a_bank_directory_whose_name_looks_like_a_version_is_moved_aside_and_kep
     assert (aside / "mine.txt").read_text() == "precious"
 
 
+@pytest.mark.slow  # several real tunes; the fast set keeps the round trip and the refusals
 def test_rollback_keeps_the_version_it_swapped_away_from_and_a_second_one_goes_forward(releases: Releases) -> None:
     for text in ("one", "two"):
         run = releases.tune_files(f"Ascend910B3/cube/a.bin={text}")
@@ -232,6 +238,7 @@ def test_a_hand_made_version_linking_out_of_the_bank_is_refused(releases: Releas
     assert refused.returncode == 4 and "'a' links to '/etc/shadow', outside the bank" in refused.stderr
 
 
+@pytest.mark.slow  # several real tunes; the fast set keeps the round trip and the refusals
 def test_merge_with_aoe_runs_the_toolkits_merge_tool_on_staged_banks_and_publishes_its_output(releases: Releases) -> None:
     one = releases.tune_files("Ascend910B3/cube/a.bin=one", "Ascend910B3/runtime_kb_x.json=r", bank="bank-a")
     two = releases.tune_files("Ascend910B3/cube/a.bin=two", "Ascend910B3/cube/c.bin=c", bank="bank-b")
