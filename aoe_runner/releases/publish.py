@@ -76,30 +76,11 @@ def _publish(store: RunStore, catalog: Catalog, request: PublishRequest) -> Bank
     left_out = sorted(
         {f"{file.path}: {why}" for run in runs for file in run.bank.files if (why := _why_left_out(file.path, soc))}
     )
-    merged_by = None
     with store.blobs.writing():  # the contents stay until the version's record names them
         if request.merge_with_aoe:
-            for run in runs:
-                _keep_contents(store, run, kept[run.manifest.id])
-            from aoe_runner.releases.aoe_merge import merge_banks
-
-            merged = merge_banks(store, [(run.manifest.id, kept[run.manifest.id]) for run in runs], request.name)
-            files = [file for file in merged.files if _why_left_out(file.path, soc) is None]
-            left_out += [
-                f"{f.path}: {why}, in what the merge tool wrote" for f in merged.files if (why := _why_left_out(f.path, soc))
-            ]
-            if not files:
-                raise PublishRefused(f"AOE's merge tool ({merged.tool}) wrote no bank file: nothing was published")
-            directories = [directory for directory in merged.directories if _why_left_out(directory + "/", soc) is None]
-            merged_by = merged.tool
+            files, directories, merged_by = _merged(store, runs, kept, soc, request.name, left_out)
         else:
-            files, owners = _combined(runs, kept, preferred)
-            for run in runs:
-                _keep_contents(store, run, [file for file in files if owners[file.path] == run.manifest.id])
-            directories = sorted({
-                directory for run in runs for directory in run.bank.directories or []
-                if _why_left_out(directory + "/", soc) is None
-            })  # fmt: skip
+            (files, directories), merged_by = _combined_contents(store, runs, kept, preferred, soc), None
         directory = runs[0].bank.directory if len(runs) == 1 else f"{request.name} (published from {len(runs)} runs)"
         inventory = BankInventory(
             directory=directory, exists=True, files=files, directories=directories, taken_at=datetime.now(timezone.utc)
@@ -113,6 +94,34 @@ def _publish(store: RunStore, catalog: Catalog, request: PublishRequest) -> Bank
             files=stored.count, bytes=stored.total_bytes, left_out=left_out, preferred=preferred, merged_by=merged_by,
         )  # fmt: skip
         return catalog.publish(version)
+
+
+def _combined_contents(
+    store: RunStore, runs: list[_Run], kept: dict[str, list[BankFile]], preferred: str | None, soc: str | None
+) -> tuple[list[BankFile], list[str]]:
+    """The version's files and directories, each file whole from one run, its content in the blob store."""
+    files, owners = _combined(runs, kept, preferred)
+    for run in runs:
+        _keep_contents(store, run, [file for file in files if owners[file.path] == run.manifest.id])
+    directories = {directory for run in runs for directory in run.bank.directories or []}
+    return files, sorted(directory for directory in directories if _why_left_out(directory + "/", soc) is None)
+
+
+def _merged(
+    store: RunStore, runs: list[_Run], kept: dict[str, list[BankFile]], soc: str | None, name: str, left_out: list[str]
+) -> tuple[list[BankFile], list[str], str]:
+    """The version's files and directories as AOE's merge tool wrote them, held to the same rules (what it should
+    not have written is added to left_out), and which tool did it."""
+    from aoe_runner.releases.aoe_merge import merge_banks
+
+    for run in runs:
+        _keep_contents(store, run, kept[run.manifest.id])
+    merged = merge_banks(store, [(run.manifest.id, kept[run.manifest.id]) for run in runs], name)
+    files = [file for file in merged.files if _why_left_out(file.path, soc) is None]
+    left_out += [f"{f.path}: {why}, in what the merge tool wrote" for f in merged.files if (why := _why_left_out(f.path, soc))]
+    if not files:
+        raise PublishRefused(f"AOE's merge tool ({merged.tool}) wrote no bank file: nothing was published")
+    return files, [d for d in merged.directories if _why_left_out(d + "/", soc) is None], merged.tool
 
 
 def _runs(store: RunStore, references: tuple[str, ...]) -> list[_Run]:

@@ -9,8 +9,9 @@
 Every file is written to a temporary name in its own directory, then renamed, so a crash leaves either nothing or
 a whole file. Runs reference inventories by id (the manifest stays small), and inventories reference blobs. A
 blob is needed by the before- and after-inventories of the tuning runs kept (for `bank restore` and `bank
-publish`) and by published versions (runs/pins.py); `collect` removes everything else. Writers hold `store.lock` shared from the first blob they write until their manifest references it, and
-`collect` holds it exclusive, so it never removes what a starting run is about to reference.
+publish`) and by published versions (runs/pins.py); `collect` removes everything else. Writers hold `store.lock`
+shared from the first blob they write until their manifest references it, and `collect` holds it exclusive, so it
+never removes what a starting run is about to reference.
 """
 
 from __future__ import annotations
