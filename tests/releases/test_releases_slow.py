@@ -101,3 +101,20 @@ def _first_of_two_versions(releases: Releases, name: str, files: int) -> Path:
     target = releases.root / "pulled"
     assert releases.run("bank", "pull", f"{name}@1", "--to", str(target)).returncode == 0
     return target
+
+
+def test_pulls_of_one_path_at_once_take_turns_and_leave_one_version_whole(releases: Releases) -> None:
+    target = _first_of_two_versions(releases, "turns", 200)
+    command = [sys.executable, "-m", "aoe_runner", "bank", "pull"]
+    env = {**releases.env, "HOME": str(releases.root / "user")}
+    pulls = [
+        subprocess.Popen([*command, f"turns@{1 + n % 2}", "--to", str(target)], env=env, stderr=subprocess.PIPE, text=True)
+        for n in range(6)
+    ]
+    assert [pull.wait(timeout=120) for pull in pulls] == [0] * 6, [pull.stderr.read() for pull in pulls if pull.stderr]
+    assert set(tree(target).values()) in ({b"A"}, {b"B"}) and len(tree(target)) == 200
+    place = releases.root / ".pulled.versions"
+    kept = sorted(entry for entry in os.listdir(place) if "@" in entry)
+    assert len(kept) == 2 and not [entry for entry in os.listdir(place) if entry.startswith(".incoming")]
+    history = json.loads((place / "history.json").read_text())
+    assert set(history) <= set(kept) and os.readlink(target).rpartition("/")[2] == history[-1]
