@@ -55,7 +55,10 @@ class Catalog:
         found: dict[tuple[str, int], BankVersion] = {}
         for directory in [self.root / name] if name else self._name_directories():
             for number in sorted(self._local_numbers(directory.name)):
-                found[(directory.name, number)] = self._load_local(directory.name, number)
+                try:
+                    found[(directory.name, number)] = self._load_local(directory.name, number)
+                except InputError as error:  # one damaged record: said, and the others still listed
+                    self.warn(f"{error.message}; skipped")
         for text in self._shared_records(name):
             try:
                 version = load_json(BankVersion, text)

@@ -127,6 +127,8 @@ def roll_back(path: Path, holder_command: str, on_wait: Callable[[], None] | Non
 def _pulling(path: Path, on_wait: Callable[[], None] | None) -> Iterator[Path]:
     """The versions directory, held by this pull alone; what an interrupted pull left half-written is removed."""
     place = versions_directory(path)
+    if os.path.lexists(place) and not stat.S_ISDIR(os.lstat(place).st_mode):
+        raise NotAPulledBank(f"{place}: not a directory (a symbolic link, or a file): refusing to write through it")
     try:
         place.mkdir(mode=0o755, exist_ok=True)
     except OSError as error:

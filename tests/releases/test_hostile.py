@@ -136,3 +136,20 @@ def test_a_shared_store_that_cannot_be_reached_lists_this_homes_versions_and_ref
     refused = aoe_runner(releases, "bank", "publish", run, "--name", "resnet", "--unverified", env=away)
     assert refused.returncode == 4 and refused.stderr.count("\n") == 1, refused.stderr
     assert len(releases.versions()) == 1
+
+
+def test_a_damaged_version_record_is_said_and_the_others_still_listed(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    for name in ("good", "bad"):
+        assert releases.run("bank", "publish", run, "--name", name, "--unverified").returncode == 0
+    damaged = releases.root / "home" / "releases" / "bad" / "1.json"
+    damaged.write_text("{not json")
+    listed = releases.run("bank", "versions", "--json")
+    assert listed.returncode == 0 and [line for line in listed.stdout.splitlines() if '"good"' in line]
+    assert f"{damaged}: not a bank version record" in listed.stderr and "skipped" in listed.stderr
+    pruned = releases.run("runs", "prune", "--keep", "0", "--yes")  # which runs "bad" needs is unknown: none go
+    assert pruned.returncode == 4 and f"{damaged}: cannot read the published version" in pruned.stderr
+    assert run in releases.run("runs", "list").stdout
+    (releases.root / ".pulled.versions").write_text("a file where the versions go")
+    refused = releases.run("bank", "pull", "good", "--to", str(releases.root / "pulled"))
+    assert refused.returncode == 1 and "not a directory (a symbolic link, or a file)" in refused.stderr
