@@ -90,7 +90,8 @@ def select(store: RunStore, rule: PruneRule, now: datetime | None = None) -> lis
 def plan_removal(store: RunStore, rows: list[RunRow]) -> Removal:
     """What removing these runs gives back, without removing anything. A run a published bank version came from is
     kept, with a note naming the version."""
-    pinned = published_pins(store.home).runs
+    pins = published_pins(store.home)
+    pinned = pins.runs
     removal = Removal([row for row in rows if row.id not in pinned])
     for row in rows:
         if row.id in pinned:
@@ -103,7 +104,7 @@ def plan_removal(store: RunStore, rows: list[RunRow]) -> Removal:
     if unindexed:
         removal.notes.append(_unreadable_note(unindexed))
         return removal
-    freed = _blobs_of(store, rows) - _blobs_of(store, kept)
+    freed = _blobs_of(store, _kept_whole(rows)) - _blobs_of(store, _kept_whole(kept) | set(pins.inventories))
     removal.blob_bytes = sum(_size(store.blobs.blob_path(sha)) for sha in freed)
     return removal
 
@@ -317,10 +318,16 @@ def _unreadable_note(unindexed: list[str]) -> str:
     )
 
 
-def _blobs_of(store: RunStore, rows: Iterable[RunRow]) -> set[str]:
-    """The blobs the before-inventories of these tuning runs need, each inventory read once."""
+def _kept_whole(rows: Iterable[RunRow]) -> set[str]:
+    """The inventories of these runs whose blobs a collect keeps while the runs are kept (as _kept_inventories says):
+    a tuning run's bank before it, for `bank restore`, and after it, for `bank publish`."""
+    return {identity for row in rows if row.kind == TUNING for identity in (row.bank_before, row.bank_after) if identity}
+
+
+def _blobs_of(store: RunStore, identities: Iterable[str]) -> set[str]:
+    """The blobs these inventories need, each inventory read once."""
     needed: set[str] = set()
-    for identity in {row.bank_before for row in rows if row.kind == TUNING and row.bank_before}:
+    for identity in set(identities):
         try:
             needed |= {file.sha256 for file in store.blobs.expand(_stub(identity)).files if file.link is None}
         except InputError:

@@ -272,3 +272,24 @@ def test_verify_published_refuses_a_bank_path_that_does_not_hold_the_version(rel
     )
     assert releases.run("verify", "train.py", "--published", "resnet").returncode == 2
     assert [m for m in releases.manifests() if m["kind"] == "verify"] == []
+
+
+def test_what_a_dry_run_says_a_removal_frees_is_what_it_frees(releases: Releases) -> None:
+    """The estimate counts what a collect keeps: each kept tuning run's bank before and after it, and every version."""
+    from aoe_runner.common.files import tree_bytes
+    from aoe_runner.runs.history import RunStore
+    from aoe_runner.runs.prune import remove_or_plan
+
+    runs = [releases.tune_files(f"Ascend910B3/cube/a.bin={'x' * size}") for size in (1000, 3000, 5000, 7000)]
+    assert releases.run("bank", "publish", runs[0], "--name", "resnet", "--unverified").returncode == 0
+    os.environ.update({"AOE_RUNNER_HOME": str(releases.root / "home"), "AOE_RUNNER_LOCK_DIR": str(releases.root / "locks")})
+    try:
+        store = RunStore(releases.root / "home")
+        going = [row for row in store.list() if row.id in runs[1:3]]
+        planned = remove_or_plan(store, lambda: going, really=False)
+        before = tree_bytes(store.blobs.blobs)
+        removed = remove_or_plan(store, lambda: going, really=True)
+    finally:
+        for name in ("AOE_RUNNER_HOME", "AOE_RUNNER_LOCK_DIR"):
+            del os.environ[name]
+    assert planned.blob_bytes == removed.blob_bytes == before - tree_bytes(store.blobs.blobs) == 3000
