@@ -80,8 +80,9 @@ def run_campaign(
     facts = gather_facts(count_history=False)
     store = campaign_store(home, say)
     here = plan_campaign(campaign, facts, [_this_node(facts, cluster)])  # what the fingerprints need: the frameworks
-    if _all_done_before(here, store, facts, options):
-        return _recorded_run(here, store, cluster, facts, options, say, show, _NoEngine())
+    prints = _fingerprints(here, facts)  # each job's script or model hashed once; the same on any plan
+    if _all_done_before(here, prints, store, options):
+        return _recorded_run(here, prints, store, cluster, facts, options, say, show, _NoEngine())
     from aoe_runner.campaign.ray_engine import RayEngine
 
     engine = RayEngine(cluster.address, cluster.cpus, cluster.npus, cluster.memory_bytes, ray_log(home))
@@ -90,13 +91,14 @@ def run_campaign(
         if plan.refused:
             lines = [f"job {need.job}: {need.problem}" for need in plan.refused]
             raise CampaignRefused("nothing was started: " + "; ".join(lines))
-        return _recorded_run(plan, store, cluster, facts, options, say, show, engine)
+        return _recorded_run(plan, prints, store, cluster, facts, options, say, show, engine)
     finally:
         engine.close()
 
 
 def _recorded_run(
     plan: CampaignPlan,
+    prints: list[str],
     store: CampaignStore,
     cluster: Cluster,
     facts: HostFacts,
@@ -107,27 +109,32 @@ def _recorded_run(
 ) -> tuple[CampaignRecord, int]:
     started_at = now()
     record = campaign_record(plan.campaign, cluster.address, facts.hostname, started_at, store.new_id(started_at))
-    record.jobs.extend(_job_records(plan, facts))
+    record.jobs.extend(_job_records(plan, prints))
     nodes = f"{len(plan.nodes)} node(s)" if not isinstance(engine, _NoEngine) else "no node: every job is done"
     say(f"campaign {record.id}: {len(plan.campaign.jobs)} jobs on {nodes}; recording to {store.root / record.id}")
     code = CampaignRun(plan, record, store, engine, options, say, show).run()
     return record, code
 
 
-def _job_records(plan: CampaignPlan, facts: HostFacts) -> list[JobRecord]:
+def _fingerprints(plan: CampaignPlan, facts: HostFacts) -> list[str]:
+    """Each job's fingerprint, in the campaign's order (what it needs of a node plays no part in it)."""
+    found = zip(plan.campaign.jobs, plan.needs, strict=True)
+    return [fingerprint(job, needs.framework, facts.soc, facts.cann.version) for job, needs in found]
+
+
+def _job_records(plan: CampaignPlan, prints: list[str]) -> list[JobRecord]:
     records = []
-    for job, needs in zip(plan.campaign.jobs, plan.needs, strict=True):
-        print_ = fingerprint(job, needs.framework, facts.soc, facts.cann.version)
+    for job, needs, print_ in zip(plan.campaign.jobs, plan.needs, prints, strict=True):
         framework = needs.framework.value if needs.framework else None
         records.append(JobRecord(name=job.name, fingerprint=print_, framework=framework, needs=needs.describe()))
     return records
 
 
-def _all_done_before(plan: CampaignPlan, store: CampaignStore, facts: HostFacts, options: RunOptions) -> bool:
+def _all_done_before(plan: CampaignPlan, prints: list[str], store: CampaignStore, options: RunOptions) -> bool:
     if options.rerun_all or options.rerun:
         return False
     successes = store.successes(plan.campaign.name)
-    return all((job.name, job.fingerprint) in successes for job in _job_records(plan, facts))
+    return all((job.name, print_) in successes for job, print_ in zip(plan.campaign.jobs, prints, strict=True))
 
 
 def _this_node(facts: HostFacts, cluster: Cluster) -> Node:
