@@ -13,6 +13,7 @@ from aoe_runner.errors import AoeRunnerError, EnvironmentDrift, ExitCode, InputE
 from aoe_runner.releases.catalog import Catalog
 from aoe_runner.releases.pull import Pulled, pull_version, roll_back
 from aoe_runner.releases.version import BankVersion
+from aoe_runner.runs.bank import changes_between, take_inventory
 from aoe_runner.runs.history import RunStore
 from aoe_runner.runs.manifest import BankFile, BankInventory
 
@@ -117,22 +118,18 @@ class VersionDiff:
 
 
 def diff_versions(store: RunStore, older: BankVersion, newer: BankVersion) -> VersionDiff:
-    files = [_files(store, version) for version in (older, newer)]
-    old, new = files
-    changed = sorted(path for path in old.keys() & new.keys() if new[path].differs_from(old[path]))
-    return VersionDiff(
-        older.label, newer.label, sorted(new.keys() - old.keys()), sorted(old.keys() - new.keys()), changed,
-        _operators(store, older, newer),
-    )  # fmt: skip
+    changes = changes_between(_inventory(store, older), _inventory(store, newer))
+    operators = _operators(store, older, newer)
+    return VersionDiff(older.label, newer.label, changes.added, changes.removed, changes.modified, operators)
 
 
 def version_files(store: RunStore, version: BankVersion) -> list[BankFile]:
-    return sorted(_files(store, version).values(), key=lambda file: file.path)
+    return sorted(_inventory(store, version).files, key=lambda file: file.path)
 
 
-def _files(store: RunStore, version: BankVersion) -> dict[str, BankFile]:
+def _inventory(store: RunStore, version: BankVersion) -> BankInventory:
     stub = BankInventory(directory=version.label, exists=True, taken_at=version.published_at, stored=version.inventory)
-    return store.blobs.expand(stub).by_path()
+    return store.blobs.expand(stub)
 
 
 def _operators(store: RunStore, older: BankVersion, newer: BankVersion) -> list[dict[str, object]]:
@@ -163,15 +160,8 @@ class NotInPlace(AoeRunnerError):
 
 def check_in_place(store: RunStore, version: BankVersion, path: Path) -> None:
     """NotInPlace unless the bank at path holds exactly the version's files (what a pull of it put there)."""
-    from aoe_runner.runs.bank import take_inventory
-
-    found = take_inventory(path).by_path()
-    wanted = _files(store, version)
-    differ = sorted(
-        p for p in found.keys() | wanted.keys() if p not in found or p not in wanted or found[p].differs_from(wanted[p])
-    )
-    if not found and not wanted:
-        return
+    changes = changes_between(_inventory(store, version), take_inventory(path))
+    differ = sorted(changes.added + changes.removed + changes.modified)
     if differ:
         raise NotInPlace(
             f"{path} does not hold {version.label} ({count(len(differ), 'file')} not as published, first {differ[0]}): "
