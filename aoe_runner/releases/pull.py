@@ -36,13 +36,12 @@ from aoe_runner.common.files import atomic_write_text, flock_telling
 from aoe_runner.errors import AoeRunnerError, ExitCode, InputError
 from aoe_runner.releases.version import BankVersion
 from aoe_runner.runs.bank import CREATE_FLAGS, READ_FLAGS, copy_file, open_path, regular_stat
-from aoe_runner.runs.blobs import BlobStore
+from aoe_runner.runs.blobs import SHA256, BlobStore
 from aoe_runner.runs.manifest import BankFile, BankInventory
 
 HISTORY = "history.json"
 INCOMING = ".incoming-"
 VERSION_DIRECTORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}@[0-9]+\.[0-9a-f]{6}")  # NAME@N.<random>: ours alone
-SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class NotAPulledBank(AoeRunnerError):

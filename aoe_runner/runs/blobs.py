@@ -37,7 +37,7 @@ from aoe_runner.common.home import bank_pointer
 from aoe_runner.errors import AoeRunnerError, InputError
 from aoe_runner.runs.manifest import BankFile, BankInventory
 
-_SHA256 = re.compile(r"[0-9a-f]{64}")
+SHA256 = re.compile(r"[0-9a-f]{64}")  # a content or inventory id: never a path out of the store
 
 LOCK_NAME = "store.lock"
 KeptInventories = tuple[list[BankInventory], list[BankInventory]]  # keep, keep_whole: see BlobStore.collect
@@ -133,7 +133,7 @@ class BlobStore:
         """The full inventory: as it is when it was kept whole (older records), else read from the store."""
         if inventory.stored is None:
             return inventory
-        if not _SHA256.fullmatch(inventory.stored):  # a hand-edited record: never a path out of the store
+        if not SHA256.fullmatch(inventory.stored):  # a hand-edited record: never a path out of the store
             raise InputError(repr(inventory.stored)[:80], "not a bank inventory id (64 hex digits)")
         where = self._inventory_path(inventory.stored)
         try:
