@@ -5,6 +5,7 @@ CSV writer's own guard."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -137,12 +138,15 @@ def campaign_summary(record: CampaignRecord) -> str:
     return "\n".join(map(visible, lines)) + "\n"
 
 
-_TEXT = {"job", "host", "fits on", "name", "why", "problem", "last result", "version", "from", "fingerprint", "path", "verified"}
-_PROSE = {"why", "problem", "note"}  # names above and sentences here: cut or wrapped to fit
+_TEXT = {"job", "host", "fits on", "name", "why", "problem", "last result"}  # names: cut to fit
+_PROSE = {"why", "problem", "note", "fingerprint", "verified"}  # sentences: wrapped to fit (ids are neither)
 
 
-def rows_table(columns: tuple[str, ...], rows: list[dict[str, str]], markdown: bool, width: int | None) -> str:
-    """Rows of text as a table fitted to width (markdown: a GitHub table); names and sentences are cut or wrapped."""
+def rows_table(
+    columns: tuple[str, ...], rows: list[dict[str, str]], markdown: bool, width: int | None, optional: tuple[str, ...] = ()
+) -> str:
+    """Rows of text as a table fitted to width (markdown: a GitHub table); names and sentences are cut or wrapped,
+    and the `optional` columns left out to fit, the first named first."""
     if markdown:
         from tabulate import tabulate
 
@@ -151,4 +155,5 @@ def rows_table(columns: tuple[str, ...], rows: list[dict[str, str]], markdown: b
         cells = [[cell(row.get(name, "")) for name in columns] for row in rows]
         return tabulate(cells, headers=list(columns), tablefmt="github", disable_numparse=True) + "\n"
     spec = [Column.prose(n) if n in _PROSE else Column.text(n) if n in _TEXT else Column(n) for n in columns]
+    spec = [replace(c, optional=True, keep=optional.index(c.header)) if c.header in optional else c for c in spec]
     return render_table(spec, [[visible(row.get(name, "")) for name in columns] for row in rows], width) + "\n"

@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any
 from aoe_runner.common.safe_text import visible
 from aoe_runner.common.words import size_text
 from aoe_runner.render.campaigns import rows_table
+from aoe_runner.render.numbers import local_time
 
 if TYPE_CHECKING:
     from aoe_runner.releases.api import VersionDiff
     from aoe_runner.releases.version import BankVersion
 
 VERSION_COLUMNS = ("version", "published", "from", "host", "fingerprint", "verified", "files", "size", "note")
+LEFT_OUT_TO_FIT = ("note", "host", "size", "files", "published")  # in this order, on a narrow terminal
 
 
 def version_rows(versions: list[BankVersion]) -> list[dict[str, Any]]:
@@ -40,9 +42,9 @@ def versions_text(versions: list[BankVersion], markdown: bool = False, width: in
     rows = []
     for row in version_rows(versions):
         cells = {key: str(value) if value is not None else "" for key, value in row.items()}
-        cells.update({"from": " ".join(row["from"]), "size": size_text(row["bytes"])})
+        cells.update({"from": " ".join(row["from"]), "size": size_text(row["bytes"]), "published": local_time(row["published"])})
         rows.append(cells)
-    return rows_table(VERSION_COLUMNS, rows, markdown, width)
+    return rows_table(VERSION_COLUMNS, rows, markdown, width, optional=LEFT_OUT_TO_FIT)
 
 
 def version_text(version: BankVersion, files: list[Any]) -> str:

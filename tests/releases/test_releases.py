@@ -49,6 +49,8 @@ def test_a_pulled_version_is_the_tuned_bank_byte_for_byte_and_rollback_puts_the_
     )
     table = releases.run("bank", "versions").stdout
     assert "UNVERIFIED" in table and "resnet@2" in table
+    narrow = aoe_runner(releases, "bank", "versions", env={"COLUMNS": "80"}).stdout
+    assert max(map(len, narrow.splitlines())) <= 80 and first in narrow and second in narrow  # ids whole
 
 
 def test_publishing_without_a_passing_verify_is_refused_and_names_what_to_do(releases: Releases) -> None:
