@@ -68,3 +68,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if item not in dropped]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs (root only): a full disk, for real."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)

@@ -40,14 +40,19 @@ class Catalog:
             numbered.append(replace(version, number=number))
             return dump_json(numbered[-1])
 
-        with self._name_lock(version.name):
-            if self.shared is not None:
-                from aoe_runner.store.pg_versions import publish_version
+        try:
+            with self._name_lock(version.name):
+                if self.shared is not None:
+                    from aoe_runner.store.pg_versions import publish_version
 
-                publish_version(self.shared, version.name, version.host, version.published_at.isoformat(), text)
-            else:
-                text(max(self._local_numbers(version.name), default=0) + 1)
-            self._write_local(numbered[-1])
+                    publish_version(self.shared, version.name, version.host, version.published_at.isoformat(), text)
+                else:
+                    text(max(self._local_numbers(version.name), default=0) + 1)
+                self._write_local(numbered[-1])
+        except OSError as error:  # a full disk, a read-only home
+            said = f"{numbered[-1].label} is in the shared store, but " if numbered and self.shared is not None else ""
+            why = f"{said}the version cannot be recorded here: {error.strerror or error}"
+            raise InputError(str(self.root / version.name), why) from None
         return numbered[-1]
 
     def versions(self, name: str | None = None) -> list[BankVersion]:

@@ -94,8 +94,7 @@ def pull_version(
             if _current(path, place) != written.name:  # refused (the bank in use) or interrupted before the swap
                 shutil.rmtree(written, ignore_errors=True)
             raise
-        _remember(place, written.name)
-        _keep_two(place, path)
+        _after_the_swap(place, path, [*_history(place), written.name], pulled.notes)  # a new name: never there yet
         return pulled
 
 
@@ -114,8 +113,7 @@ def roll_back(path: Path, holder_command: str, on_wait: Callable[[], None] | Non
             raise NotAPulledBank(f"{path}: {_label_of(current)} is the only version pulled here; nothing to roll back to")
         pulled = Pulled(path, _label_of(earlier[-1]), place / earlier[-1], changed=True)
         _swap(path, place, earlier[-1], current, holder_command, pulled.notes)
-        _write_history(place, [current, earlier[-1]])  # the one swapped away from stays: a reader may be in it
-        _keep_two(place, path)
+        _after_the_swap(place, path, [current, earlier[-1]], pulled.notes)  # the one swapped away from stays
         return pulled
 
 
@@ -188,6 +186,16 @@ def _write_history(place: Path, names: list[str]) -> None:
 
 def _remember(place: Path, name: str) -> None:
     _write_history(place, [entry for entry in _history(place) if entry != name] + [name])
+
+
+def _after_the_swap(place: Path, path: Path, history: list[str], notes: list[str]) -> None:
+    """Write the history (the one in place last) and remove what is no longer kept. The swap is done: a failure here
+    (a full disk) is a note, and the next pull or rollback puts the history right."""
+    try:
+        _write_history(place, history)
+        _keep_two(place, path)
+    except OSError as error:
+        notes.append(f"the history beside {path} could not be written ({error.strerror or error}); the next pull puts it right")
 
 
 def _keep_two(place: Path, path: Path) -> None:

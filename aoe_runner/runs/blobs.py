@@ -121,11 +121,14 @@ class BlobStore:
         ).encode()
         identity = hashlib.sha256(body).hexdigest()
         target = self._inventory_path(identity)
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(target, gzip.compress(body, compresslevel=6, mtime=0))
-        if remember:
-            self._remember(inventory, identity)
+        try:
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _write_atomically(target, gzip.compress(body, compresslevel=6, mtime=0))
+            if remember:
+                self._remember(inventory, identity)
+        except OSError as error:  # a full disk: said as the blobs' own writes say it (bank.py's _SNAPSHOT_WRITE)
+            raise InputError(str(self.inventories), f"cannot write the bank inventory: {error.strerror or error}") from None
         count, total = len(inventory.files), inventory.total_bytes
         return replace(inventory, files=[], directories=None, stored=identity, file_count=count, stored_bytes=total)
 

@@ -153,3 +153,26 @@ def test_a_damaged_version_record_is_said_and_the_others_still_listed(releases: 
     (releases.root / ".pulled.versions").write_text("a file where the versions go")
     refused = releases.run("bank", "pull", "good", "--to", str(releases.root / "pulled"))
     assert refused.returncode == 1 and "not a directory (a symbolic link, or a file)" in refused.stderr
+
+
+def test_a_full_disk_while_an_inventory_is_stored_is_a_write_error_naming_the_store(tiny_disk: Path) -> None:
+    from aoe_runner.runs.blobs import BlobStore
+
+    (tiny_disk / "fill").write_bytes(b"\0" * ((1 << 20) - 4096))  # what is left holds no inventory's directory
+    files = [BankFile(path=f"op_{n}.bin", size=1, sha256="0" * 64) for n in range(2000)]
+    inventory = BankInventory(directory="bank", exists=True, files=files, taken_at=datetime.now(timezone.utc))
+    with pytest.raises(InputError) as failed:
+        BlobStore(tiny_disk / "home").save_inventory(inventory)
+    assert (
+        failed.value.message == f"{tiny_disk / 'home' / 'inventories'}: cannot write the bank inventory: No space left on device"
+    )
+    assert not [path for path in (tiny_disk / "home").rglob("*") if path.is_file()]  # nothing half-written
+
+
+def test_a_pull_onto_a_full_disk_stops_before_anything_changes(releases: Releases, tiny_disk: Path) -> None:
+    run = releases.tune_files(*(f"Ascend910B3/cube/op_{n}.bin={'x' * 100_000}" for n in range(12)))  # 1.2 MB: too big
+    assert releases.run("bank", "publish", run, "--name", "big", "--unverified").returncode == 0
+    target = tiny_disk / "bank"
+    refused = releases.run("bank", "pull", "big", "--to", str(target))
+    assert refused.returncode == 4 and refused.stderr.endswith(": cannot write: No space left on device\n"), refused.stderr
+    assert not os.path.lexists(target) and os.listdir(tiny_disk / ".bank.versions") == ["pull.lock"]

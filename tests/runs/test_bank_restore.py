@@ -212,18 +212,6 @@ def test_a_restore_removes_the_empty_directories_a_run_created_and_only_those(tm
     ]
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs (root only)."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a tmpfs")
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], check=True)
-    yield mount
-    subprocess.run(["umount", str(mount)], check=True)
-
-
 def test_a_full_disk_while_taking_the_snapshot_is_a_write_error_naming_the_snapshot(tmp_path: Path, tiny_disk: Path) -> None:
     bank = tmp_path / "bank"
     bank.mkdir()
