@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from aoe_runner.common.home import runner_home
 from aoe_runner.common.lifeline import die_with_this_process
@@ -75,7 +75,7 @@ def run_job(
     return process.returncode
 
 
-def _last_error(errors: Any, tail: int = 4096) -> str | None:
+def _last_error(errors: IO[bytes], tail: int = 4096) -> str | None:
     """The tune's last line on stderr (its "error: ..." line when it refused to start), at most 300 characters."""
     try:
         with errors:

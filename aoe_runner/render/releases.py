@@ -11,7 +11,8 @@ from aoe_runner.render.numbers import local_time
 
 if TYPE_CHECKING:
     from aoe_runner.releases.api import VersionDiff
-    from aoe_runner.releases.version import BankVersion
+    from aoe_runner.releases.version import BankVersion, Proof
+    from aoe_runner.runs.manifest import BankFile
 
 VERSION_COLUMNS = ("version", "published", "from", "host", "fingerprint", "verified", "files", "size", "note")
 LEFT_OUT_TO_FIT = ("note", "host", "size", "files", "published")  # in this order, on a narrow terminal
@@ -47,7 +48,7 @@ def versions_text(versions: list[BankVersion], markdown: bool = False, width: in
     return rows_table(VERSION_COLUMNS, rows, markdown, width, optional=LEFT_OUT_TO_FIT)
 
 
-def version_text(version: BankVersion, files: list[Any]) -> str:
+def version_text(version: BankVersion, files: list[BankFile]) -> str:
     lines = [
         f"{version.label}  published {version.published_at.isoformat(timespec='seconds')} on {version.host}",
         f"  fingerprint  {_fingerprint(version)}",
@@ -89,7 +90,7 @@ def _verified(version: BankVersion) -> str:
     return "; ".join(_proof(proof) for proof in version.proofs) or "-"
 
 
-def _proof(proof: Any) -> str:
+def _proof(proof: Proof) -> str:
     return f"{proof.speedup:.3f}x [{proof.ci_low:.3f}, {proof.ci_high:.3f}]"
 
 
