@@ -132,6 +132,7 @@ def _pulling(path: Path, on_wait: Callable[[], None] | None) -> Iterator[Path]:
         raise InputError(str(place), f"cannot make the directory the versions are kept in: {error.strerror}") from None
     if place.is_symlink() or not place.is_dir():
         raise NotAPulledBank(f"{place}: not a directory (a symbolic link, or a file): refusing to write through it")
+    _refuse_others(place)
     try:
         fd = os.open(place / "pull.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as error:
@@ -146,6 +147,18 @@ def _pulling(path: Path, on_wait: Callable[[], None] | None) -> Iterator[Path]:
         yield place
     finally:
         os.close(fd)
+
+
+def _refuse_others(place: Path) -> None:
+    """Another user who owns the versions directory, or may write in it, could change a version under a training job
+    (or the history under a pull): refused, naming who."""
+    info = os.lstat(place)
+    if info.st_uid not in (os.geteuid(), 0):
+        raise NotAPulledBank(f"{place}: owned by user {info.st_uid}, not by you: refusing to pull into it")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise NotAPulledBank(
+            f"{place}: other users may write in it (mode {stat.S_IMODE(info.st_mode):o}): refusing to pull into it"
+        )
 
 
 def _current(path: Path, place: Path) -> str | None:

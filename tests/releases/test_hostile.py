@@ -176,3 +176,19 @@ def test_a_pull_onto_a_full_disk_stops_before_anything_changes(releases: Release
     refused = releases.run("bank", "pull", "big", "--to", str(target))
     assert refused.returncode == 4 and refused.stderr.endswith(": cannot write: No space left on device\n"), refused.stderr
     assert not os.path.lexists(target) and os.listdir(tiny_disk / ".bank.versions") == ["pull.lock"]
+
+
+def test_a_versions_directory_another_user_owns_or_may_write_in_is_refused(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    target = releases.root / "pulled"
+    assert releases.run("bank", "pull", "resnet", "--to", str(target)).returncode == 0
+    place = releases.root / ".pulled.versions"
+    place.chmod(0o777)
+    writable = releases.run("bank", "pull", "resnet", "--to", str(target))
+    assert writable.returncode == 1 and "other users may write in it (mode 777)" in writable.stderr
+    place.chmod(0o755)
+    if os.geteuid() == 0:
+        os.chown(place, 4321, -1)
+        owned = releases.run("bank", "rollback", str(target))
+        assert owned.returncode == 1 and "owned by user 4321, not by you" in owned.stderr
