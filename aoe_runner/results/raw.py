@@ -23,6 +23,7 @@ from aoe_runner.results.text import (
     TOO_DEEP,
     decode_value,
     escaped,
+    loads,
     lone_surrogates,
     may_hold_lone_surrogates,
     repaired_text,
@@ -155,7 +156,7 @@ def _decode_incrementally(text: str, where: str) -> RawDocument:
         return _decode_offline_list(text, start, where)
     if opening != "{":
         try:  # JSON that msgspec refused, as a number out of its range (1e400): name what it is
-            kind = _kind(json.loads(text))
+            kind = _kind(loads(text))  # an integer of any length too: msgspec refuses one over 64 bits
         except (json.JSONDecodeError, RecursionError):
             raise InputError(where, "not an AOE result file: it is not JSON (expected '{' or '[')") from None
         raise InputError(where, f"not an AOE result file: the top level is {kind}, not an object or a list")

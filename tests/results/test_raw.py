@@ -58,6 +58,7 @@ def test_empty_file_is_partial_with_nothing_in_it() -> None:
         (b'"text"', "top level is a string"),
         (b" 1e400 ", "top level is a number"),  # JSON, beyond the range msgspec decodes
         (b"-1e999", "top level is a number"),
+        (b"9" * 4400, "top level is a number"),  # past msgspec's 64 bits and the stdlib's 4,300 digits
         (b"hello", "not JSON"),
         (b'{"report_a": [1]} trailing', "unexpected text after the end"),
         (b'{"report_a": [1] "report_b": [2]}', "expected ',' or '}'"),
