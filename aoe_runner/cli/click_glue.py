@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from enum import Enum
+from functools import cache
 from typing import Any
 
 import typer
@@ -40,6 +41,10 @@ class AoeCommand(TyperCommand):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         after_dashes = len(args) - args.index("--") - 1 if "--" in args else 0
+        for param in self.params:
+            path_type: Any = type(param.type)
+            if path_type.__name__ in ("TyperPath", "Path"):  # typer's path type, whichever version made it
+                param.type.__class__ = _refusing_empty(path_type)
         rest = super().parse_args(ctx, args)
         if any(param.name == SCRIPT_ARGUMENTS for param in self.params):
             _refuse_script_arguments_before_dashes(ctx, after_dashes)
@@ -53,6 +58,20 @@ class AoeCommand(TyperCommand):
         except UsageError as error:
             error.command_path = ctx.command_path  # type: ignore[attr-defined]  # for "(see '... --help')"
             raise
+
+
+@cache
+def _refusing_empty(path_type: Any) -> Any:
+    """`path_type`, refusing an empty or blank value: pathlib reads "" as ".", the working directory, which an unset
+    shell variable ("--to $BANK") would name without a word."""
+
+    class NonEmptyPath(path_type):
+        def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+            if isinstance(value, str) and not value.strip():
+                self.fail("an empty path names nothing (an unset variable?)", param, ctx)
+            return super().convert(value, param, ctx)
+
+    return NonEmptyPath
 
 
 class AoeGroup(TyperGroup):

@@ -102,13 +102,7 @@ def write_output(path: str | os.PathLike[str], text: str | bytes | Pieces) -> No
     if where == STDOUT or _is_stdout(where):
         Terminal().result(text)
         return
-    if not where.strip():
-        raise InputError(repr(where), "an empty path names no file (use -o - for stdout)")
-    if where.endswith(os.sep):
-        raise InputError(where, "cannot write: a path that ends in / names a directory (name a file, or - for stdout)")
-    if os.path.islink(where):
-        where = os.path.realpath(where)
-    _refuse_non_regular(where)
+    where = output_place(where, " (use -o - for stdout)")
     try:
         atomic_write_text(where, text)
     except OSError as error:
@@ -118,6 +112,20 @@ def write_output(path: str | os.PathLike[str], text: str | bytes | Pieces) -> No
         ) from None
 
 
+def output_place(where: str, instead: str = "") -> str:
+    """The file to write for a path the user named: a symbolic link's target (the link stays); InputError for an
+    empty path, a directory, and anything but a regular file (a device, FIFO or socket is never replaced), each
+    message ending with `instead`, what the user may name instead."""
+    if not where.strip():
+        raise InputError(repr(where), f"an empty path names no file{instead}")
+    if where.endswith(os.sep):
+        raise InputError(where, f"cannot write: a path that ends in / names a directory{instead}")
+    if os.path.islink(where):
+        where = os.path.realpath(where)
+    _refuse_non_regular(where, instead)
+    return where
+
+
 def _is_stdout(where: str) -> bool:
     try:
         return os.path.samestat(os.stat(where), os.fstat(1))
@@ -125,13 +133,13 @@ def _is_stdout(where: str) -> bool:
         return False
 
 
-def _refuse_non_regular(where: str) -> None:
+def _refuse_non_regular(where: str, instead: str) -> None:
     try:
         info = os.stat(where)
     except OSError:
         return  # a new file: its directory decides
     if stat.S_ISDIR(info.st_mode):
-        raise InputError(where, "cannot write: it is a directory (name a file, or - for stdout)")
+        raise InputError(where, f"cannot write: it is a directory{instead}")
     if not stat.S_ISREG(info.st_mode):
         raise InputError(where, "cannot write: it is not a regular file (a device, FIFO or socket is never replaced)")
     if Path(where).resolve().is_relative_to("/proc") or Path(where).resolve().is_relative_to("/sys"):

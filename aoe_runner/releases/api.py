@@ -74,17 +74,25 @@ def environment_lines(environment: dict[str, str]) -> str:
     return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in environment.items())
 
 
-def check_env_file(path: Path) -> None:
-    """InputError before a pull changes anything, when --env-file could not be written."""
-    if path.is_dir() or not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
+def check_env_file(path: Path) -> Path:
+    """The file to write for --env-file (a symbolic link's target), or InputError before a pull changes anything, when
+    it could not be written or is no regular file (a device, FIFO or socket is never replaced)."""
+    from aoe_runner.common.files import output_place
+
+    try:
+        place = Path(output_place(str(path)))
+    except InputError as refused:
+        raise InputError(refused.where, f"--env-file: {refused.reason}") from None
+    if place.is_dir() or not place.parent.is_dir() or not os.access(place.parent, os.W_OK):
         raise InputError(str(path), "--env-file: cannot be written there (a directory, or no writable directory to hold it)")
+    return place
 
 
 def write_env_file(path: Path, environment: dict[str, str]) -> None:
     from aoe_runner.common.files import atomic_write_text
 
     try:
-        atomic_write_text(path, environment_lines(environment))
+        atomic_write_text(check_env_file(path), environment_lines(environment))
     except OSError as error:
         raise InputError(str(path), f"--env-file: cannot be written: {error.strerror or error}") from None
 

@@ -133,3 +133,28 @@ def test_a_command_imports_only_what_its_path_needs(tmp_path, argv: list[str], m
     loaded = set(done.stderr.splitlines()[-1].split())
     assert loaded & COMMAND_MODULES == {f"aoe_runner.cli.{module}"}
     assert {name for name in loaded if name in HEAVY} == needs
+
+
+def _path_parameters() -> list[tuple[tuple[str, ...], Any]]:
+    found = []
+    for path in PATHS:
+        command: Any = COMMAND
+        for name in path:
+            command = command.commands[name]
+        found += [(path, param) for param in command.params if type(param.type).__name__ == "TyperPath"]
+    return found
+
+
+PATH_PARAMETERS = _path_parameters()
+
+
+@pytest.mark.parametrize(
+    ("path", "param"), PATH_PARAMETERS, ids=[" ".join(path) + " " + param.name for path, param in PATH_PARAMETERS]
+)
+def test_an_empty_path_is_refused_not_read_as_the_working_directory(cli, path: tuple[str, ...], param: Any) -> None:  # type: ignore[no-untyped-def]
+    """pathlib reads "" as ".": `bank pull NAME --to $UNSET` moved the working directory aside and linked it to the
+    bank. Every path a command takes refuses an empty value, as a usage error."""
+    given = [param.opts[0], ""] if param.param_type_name == "option" else [""]
+    result = cli(*path, *given)
+    assert result.code == 2 and "an empty path names nothing" in result.err, result.err
+    assert len(PATH_PARAMETERS) >= 12

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -88,10 +89,31 @@ def test_an_env_file_that_cannot_be_written_stops_the_pull_before_anything_chang
     run = releases.tune_files("Ascend910B3/cube/a.bin=one")
     assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
     target = releases.root / "pulled"
-    for env_file in (releases.root / "no" / "such" / "dir" / "f", releases.root):
+    fifo, device_link = releases.root / "fifo", releases.root / "null"
+    os.mkfifo(fifo)
+    device_link.symlink_to("/dev/null")
+    for env_file, said in (
+        (releases.root / "no" / "such" / "dir" / "f", "--env-file: cannot be written there"),
+        (releases.root, "--env-file: cannot write: it is a directory"),
+        (fifo, "--env-file: cannot write: it is not a regular file"),  # it was replaced by a regular file
+        (device_link, "--env-file: cannot write: it is not a regular file"),  # as root, /dev/null itself was
+    ):
         refused = releases.run("bank", "pull", "resnet", "--to", str(target), "--env-file", str(env_file))
-        assert refused.returncode == 4 and "--env-file: cannot be written there" in refused.stderr
+        assert refused.returncode == 4 and said in refused.stderr, refused.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and device_link.is_symlink()
     assert not os.path.lexists(target) and not (releases.root / ".pulled.versions").exists()
+
+
+def test_an_env_file_through_a_link_is_written_to_its_target_and_the_link_stays(releases: Releases) -> None:
+    run = releases.tune_files("Ascend910B3/cube/a.bin=one")
+    assert releases.run("bank", "publish", run, "--name", "resnet", "--unverified").returncode == 0
+    (releases.root / "job.env").write_text("old\n")
+    (releases.root / "env-link").symlink_to("job.env")
+    pulled = releases.run(
+        "bank", "pull", "resnet", "--to", str(releases.root / "b"), "--env-file", str(releases.root / "env-link")
+    )
+    assert pulled.returncode == 0, pulled.stderr
+    assert (releases.root / "env-link").is_symlink() and "TUNE_BANK_PATH" in (releases.root / "job.env").read_text()
 
 
 def test_a_refused_rollback_leaves_nothing_beside_the_path(releases: Releases) -> None:
