@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from aoe_runner.campaign.spec import Campaign, Job
+from aoe_runner.common.quantities import ascii_whole
 from aoe_runner.errors import AoeRunnerError
 from aoe_runner.frameworks.kinds import Framework, Scenario
 from aoe_runner.preflight.checks.resources import OFFLINE_MEMORY_BYTES, cpu_rule, cpus_needed
@@ -132,10 +133,8 @@ def _detected(script: Path) -> Framework | None:
 
 
 def _int(text: str | None, default: int) -> int:
-    try:
-        return int(text) if text is not None else default
-    except ValueError:
-        return default
+    value = ascii_whole(text) if text is not None else None
+    return default if value is None else value
 
 
 def this_host(facts: HostFacts) -> Node:

@@ -38,7 +38,7 @@ def _reachable(address: str) -> None:
     import socket
 
     host, _, port = address.rpartition(":")
-    if not host or not port.isdigit() or "://" in address:
+    if not host or not (port.isascii() and port.isdigit()) or "://" in address:
         return  # `auto`, `ray://...`: Ray's own to resolve
     try:
         socket.create_connection((host, int(port)), timeout=REACH_TIMEOUT_S).close()

@@ -41,10 +41,7 @@ class AoeCommand(TyperCommand):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         after_dashes = len(args) - args.index("--") - 1 if "--" in args else 0
-        for param in self.params:
-            path_type: Any = type(param.type)
-            if path_type.__name__ in ("TyperPath", "Path"):  # typer's path type, whichever version made it
-                param.type.__class__ = _refusing_empty(path_type)
+        _refuse_empty_values(self.params)
         rest = super().parse_args(ctx, args)
         if any(param.name == SCRIPT_ARGUMENTS for param in self.params):
             _refuse_script_arguments_before_dashes(ctx, after_dashes)
@@ -60,22 +57,43 @@ class AoeCommand(TyperCommand):
             raise
 
 
-@cache
-def _refusing_empty(path_type: Any) -> Any:
-    """`path_type`, refusing an empty or blank value: pathlib reads "" as ".", the working directory, which an unset
-    shell variable ("--to $BANK") would name without a word."""
+# typer's types for a path and a string, whichever version made them: an empty or blank value is refused
+_REFUSING_EMPTY = {"TyperPath": "path", "Path": "path", "StringParamType": "value"}
+# what an empty value may be given to: the script's own arguments, and -o, whose "" is bad input (exit 4) as any
+# other output path that names no file is
+MAY_BE_EMPTY = frozenset({SCRIPT_ARGUMENTS, "output"})
+_EMPTY_HINTS = {"RUN": "give a run id, a unique prefix of one, or 'latest'"}  # by metavar
 
-    class NonEmptyPath(path_type):
+
+def _refuse_empty_values(params: list[Any]) -> None:
+    """Make each path and string parameter refuse an empty or blank value (_refusing_empty), but MAY_BE_EMPTY."""
+    for param in params:
+        kind: Any = type(param.type)
+        if kind.__name__ in _REFUSING_EMPTY and param.name not in MAY_BE_EMPTY:
+            param.type = copy.copy(param.type)  # click shares one string type among all its parameters
+            param.type.__class__ = _refusing_empty(kind)
+
+
+@cache
+def _refusing_empty(kind: Any) -> Any:
+    """`kind`, refusing an empty or blank value: pathlib reads "" as ".", the working directory, which an unset shell
+    variable ("--to $BANK") would name without a word, and an empty filter (`runs prune --script ''`) matched every
+    run."""
+    what = _REFUSING_EMPTY[kind.__name__]
+
+    class NonEmpty(kind):
         def convert(self, value: Any, param: Any, ctx: Any) -> Any:
             if isinstance(value, str) and not value.strip():
-                self.fail("an empty path names nothing (an unset variable?)", param, ctx)
+                hint = _EMPTY_HINTS.get(str(getattr(param, "metavar", "")), "an unset variable?")
+                self.fail(f"an empty {what} names nothing ({hint})", param, ctx)
             return super().convert(value, param, ctx)
 
-    return NonEmptyPath
+    return NonEmpty
 
 
 class AoeGroup(TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _refuse_empty_values(self.params)
         if not args and not ctx.resilient_parsing:  # as git does: the help, on stdout, and a usage exit code
             write(typer.get_text_stream("stdout"), ctx.get_help() + "\n")
             ctx.exit(ExitCode.USAGE)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from aoe_runner.cli import completion
+from aoe_runner.common.quantities import ascii_whole
 from aoe_runner.common.terminal import Terminal
 from aoe_runner.errors import UsageError
 from aoe_runner.render.output_format import OutputFormat
@@ -102,11 +103,8 @@ def whole_number(text: str | None, option: str, minimum: int = 0, maximum: int =
     if text is None:
         return None
     expected = f"from {minimum} to {maximum}" if maximum != LARGEST_COUNT else f"of at least {minimum}"
-    try:
-        value = int(text.strip(), 10)
-    except ValueError:
-        raise UsageError(f"{option}: {text!r} is not a whole number {expected}") from None
-    if value < minimum or value > maximum:
+    value = ascii_whole(text)
+    if value is None or value < minimum or value > maximum:
         raise UsageError(f"{option}: {text!r} is not a whole number {expected}")
     return value
 

@@ -12,6 +12,7 @@ from aoe_runner.cli import completion
 from aoe_runner.cli.options import THIS_PYTHON, Python, ScriptArguments, framework_option, split_names, whole_number
 from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.common.exiting import leave
+from aoe_runner.common.quantities import ascii_whole
 from aoe_runner.common.words import count
 from aoe_runner.errors import ExitCode, UsageError
 
@@ -119,10 +120,10 @@ def _te_parallel(text: str | None) -> int | None:
 
     if text is None:
         return None
-    try:
-        return check_te_parallel(int(text.strip(), 10))
-    except ValueError:
-        raise UsageError(f"--te-parallel: {text!r} is not a whole number from 1 to 32") from None
+    value = ascii_whole(text)
+    if value is None:
+        raise UsageError(f"--te-parallel: {text!r} is not a whole number from 1 to 32")
+    return check_te_parallel(value)
 
 
 def _dry_run(request: TuneRequest, store: RunStore) -> int:

@@ -23,9 +23,19 @@ SIZE_UNITS = {
 SIZE_HELP = "12GiB or 12GB; units B, KB, MB, GB, TB (also K, M, G, T), KiB, MiB, GiB, TiB"
 DURATION_HELP = "90s, 30m, 2h, 1h30m, 500ms, 1d"
 _NUMBER = r"(\d+(?:\.\d*)?|\.\d+)"
-_SIZE = re.compile(rf"{_NUMBER}\s*([a-z]*)")  # of the text lowercased: IGNORECASE costs a millisecond to compile
-_DURATION_PART = re.compile(rf"{_NUMBER}\s*(ms|s|m|h|d)?")
+# ASCII digits only (\d also matches '１' and '٣'); of the text lowercased: IGNORECASE costs a millisecond to compile
+_SIZE = re.compile(rf"{_NUMBER}\s*([a-z]*)", re.ASCII)
+_DURATION_PART = re.compile(rf"{_NUMBER}\s*(ms|s|m|h|d)?", re.ASCII)
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def ascii_whole(text: str) -> int | None:
+    """The whole number `text` writes in ASCII digits, with an optional sign and blanks around it, else None: int()
+    also reads '１' (full width, a keystroke away in a Chinese input method), '٣' and '1_0', which AOE, in C++, does
+    not read as those numbers, and str.isdigit() passes '²', which int() refuses."""
+    stripped = text.strip()
+    digits = stripped[1:] if stripped[:1] in ("+", "-") else stripped
+    return int(stripped) if digits.isascii() and digits.isdigit() else None
 
 
 def parse_size(text: str, option: str) -> int:

@@ -308,7 +308,7 @@ def _soc(explicit: str | None, npus: Npus, table: NpuSmiTable | None) -> tuple[s
 def _device_lock(env: Mapping[str, str]) -> dict[str, Any]:
     """Who holds the device's lock, or why the lock cannot be trusted (a FIFO in its place, a foreign directory)."""
     device = env.get("ASCEND_DEVICE_ID", "0").strip()
-    if not device.isdigit():
+    if not (device.isascii() and device.isdigit()):
         return {"device_lock_holder": None}
     try:
         return {"device_lock_holder": current_holder(int(device))}

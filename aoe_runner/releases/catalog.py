@@ -110,7 +110,7 @@ class Catalog:
             return []
         except OSError as error:
             raise InputError(str(self.root / name), f"cannot read directory: {error.strerror}") from None
-        return [int(entry[:-5]) for entry in names if entry.endswith(".json") and entry[:-5].isdigit()]
+        return [int(entry[:-5]) for entry in names if entry.endswith(".json") and entry[:-5].isascii() and entry[:-5].isdigit()]
 
     def _name_directories(self) -> list[Path]:
         try:

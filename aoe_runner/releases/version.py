@@ -89,7 +89,7 @@ def parse_reference(text: str) -> tuple[str, int | None]:
     check_name(name)
     if not at:
         return name, None
-    if not number.isdigit() or int(number) < 1:
+    if not (number.isascii() and number.isdigit()) or int(number) < 1:
         raise UsageError(f"{text!r}: a version is NAME@N with N a whole number from 1")
     return name, int(number)
 

@@ -9,7 +9,7 @@ import pytest
 import typer
 
 from aoe_runner.cli.app import application
-from aoe_runner.cli.click_glue import command_tree
+from aoe_runner.cli.click_glue import MAY_BE_EMPTY, command_tree
 from aoe_runner.cli.main import app
 
 COMMAND = typer.main.get_command(app)
@@ -135,26 +135,35 @@ def test_a_command_imports_only_what_its_path_needs(tmp_path, argv: list[str], m
     assert {name for name in loaded if name in HEAVY} == needs
 
 
-def _path_parameters() -> list[tuple[tuple[str, ...], Any]]:
+def _text_parameters() -> list[tuple[tuple[str, ...], Any]]:
+    """Every parameter that takes a path or a string, of every command, but those an empty value may be given to."""
     found = []
     for path in PATHS:
         command: Any = COMMAND
         for name in path:
             command = command.commands[name]
-        found += [(path, param) for param in command.params if type(param.type).__name__ == "TyperPath"]
+        for param in command.params:
+            if type(param.type).__name__ in ("TyperPath", "StringParamType") and param.name not in MAY_BE_EMPTY:
+                found.append((path, param))
     return found
 
 
-PATH_PARAMETERS = _path_parameters()
+TEXT_PARAMETERS = _text_parameters()
 
 
 @pytest.mark.parametrize(
-    ("path", "param"), PATH_PARAMETERS, ids=[" ".join(path) + " " + param.name for path, param in PATH_PARAMETERS]
+    ("path", "param"), TEXT_PARAMETERS, ids=[" ".join(path) + " " + param.name for path, param in TEXT_PARAMETERS]
 )
-def test_an_empty_path_is_refused_not_read_as_the_working_directory(cli, path: tuple[str, ...], param: Any) -> None:  # type: ignore[no-untyped-def]
+def test_an_empty_value_is_refused_never_read_as_all_or_here(cli, path: tuple[str, ...], param: Any) -> None:  # type: ignore[no-untyped-def]
     """pathlib reads "" as ".": `bank pull NAME --to $UNSET` moved the working directory aside and linked it to the
-    bank. Every path a command takes refuses an empty value, as a usage error."""
-    given = [param.opts[0], ""] if param.param_type_name == "option" else [""]
-    result = cli(*path, *given)
-    assert result.code == 2 and "an empty path names nothing" in result.err, result.err
-    assert len(PATH_PARAMETERS) >= 12
+    bank; `runs prune --script '' --yes` removed every run, the empty filter dropped. Every path and text a command
+    takes refuses an empty or blank value, as a usage error, before anything runs."""
+    given = [param.opts[0], " "] if param.param_type_name == "option" else [""]
+    result = cli(*path, *given, *(() if path else ("runs", "list")))  # a root option, before a command
+    what = "path" if type(param.type).__name__ == "TyperPath" else "value"
+    assert result.code == 2 and f"an empty {what} names nothing" in result.err, result.err
+
+
+def test_every_path_and_text_parameter_is_checked_for_emptiness() -> None:
+    kinds = {type(param.type).__name__ for _, param in TEXT_PARAMETERS}
+    assert kinds == {"TyperPath", "StringParamType"} and len(TEXT_PARAMETERS) > 60, len(TEXT_PARAMETERS)

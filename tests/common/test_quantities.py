@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aoe_runner.common.quantities import parse_percent, parse_size
+from aoe_runner.common.quantities import ascii_whole, parse_duration, parse_percent, parse_size
 from aoe_runner.errors import UsageError
 from tests.conftest import DATA
 
@@ -71,3 +71,20 @@ def test_a_model_memory_of_12_bytes_can_no_longer_pass_the_memory_check(cli) -> 
     """`--model-memory 12` was 12 bytes: the check passed ("22.9 GiB >= 96 bytes"), a typo disabled it."""
     assert cli("preflight", "--facts", str(SMALL), "--model-memory", "12").code == 2
     assert "memory" in cli("preflight", "--facts", str(SMALL), "--model-memory", "12GiB").out
+
+
+@pytest.mark.parametrize(("text", "number"), [("1", 1), (" 32 ", 32), ("+2", 2), ("-4", -4), ("007", 7)])
+def test_a_whole_number_in_ascii_digits(text: str, number: int) -> None:
+    assert ascii_whole(text) == number
+
+
+@pytest.mark.parametrize("text", ["１", "１２", "٣", "1_0", "²", "", " ", "+", "-", "1.0", "1e3", "0x10", "1 2"])
+def test_what_only_python_reads_as_a_number_is_none(text: str) -> None:
+    """int() reads full-width and Arabic-Indic digits and underscores; str.isdigit() passes '²', which int() refuses."""
+    assert ascii_whole(text) is None
+
+
+@pytest.mark.parametrize("text", ["１２GiB", "٣m", "1２s"])
+def test_sizes_and_durations_take_ascii_digits_only(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse_size(text, "--model-memory") if text.endswith("GiB") else parse_duration(text, "--timeout")

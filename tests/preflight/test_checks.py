@@ -80,9 +80,10 @@ def test_te_parallel_compiler_per_npu_limit_on_the_big_server(written: str, stat
     assert "192 x 0.8 / 8 = 19.2" in result.formula
 
 
-@pytest.mark.parametrize("written", ["abc", "0", "33", "-1", "8.5"])
+@pytest.mark.parametrize("written", ["abc", "0", "33", "-1", "8.5", "１", "1_6", "²"])
 def test_te_parallel_compiler_outside_1_to_32_fails_and_cpu_formula_skips_whatever_is_written(written: str) -> None:
-    """0, 33 and -1 are refused by AOE as abc is: none of them goes into the CPU formula."""
+    """0, 33 and -1 are refused by AOE as abc is: none of them goes into the CPU formula. Nor are numbers only
+    Python reads: full-width digits (a keystroke away in a Chinese input method), underscores, superscripts."""
     facts = make_facts(cpus=192, npus=8, environment={"TE_PARALLEL_COMPILER": written})
     assert check_te_parallel_compiler(facts, OP).status is Status.FAIL
     cpus = check_cpus(facts, OP)

@@ -169,6 +169,9 @@ def test_a_bank_directory_at_the_path_is_moved_aside_once_and_a_foreign_link_is_
 def test_bad_names_and_versions_are_usage_errors(releases: Releases) -> None:
     assert releases.run("bank", "publish", "latest", "--name", "../x", "--unverified").returncode == 2
     assert releases.run("bank", "show", "resnet@0").returncode == 2
+    for version in ("resnet@²", "resnet@１", "resnet@1_0"):  # '²' passed isdigit() and crashed int() (exit 3)
+        refused = releases.run("bank", "show", version)
+        assert refused.returncode == 2 and "a whole number from 1" in refused.stderr, refused.stderr
     missing = releases.run("bank", "show", "resnet@3")
     assert missing.returncode == 4 and "no version of this bank is published" in missing.stderr
     assert releases.run("bank", "rollback", str(releases.root / "nothing")).returncode == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aoe_runner.common.quantities import ascii_whole
 from aoe_runner.frameworks.kinds import Framework, Scenario
 from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.facts import MULTI_DEVICE_VARIABLES, PROFILING_VARIABLES, HostFacts
@@ -120,7 +121,8 @@ def _multi(name: str, value: str | None) -> bool:
         return False
     if name == "RANK_TABLE_FILE":
         return True
-    return not value.strip().isdigit() or int(value) > 1
+    count = ascii_whole(value)
+    return count is None or count > 1
 
 
 def check_profiling(facts: HostFacts, plan: Plan) -> CheckResult:

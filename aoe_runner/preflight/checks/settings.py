@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aoe_runner.common.quantities import ascii_whole
 from aoe_runner.preflight.facts import HostFacts
 
 DEFAULT_TE_PARALLEL_COMPILER = 8
@@ -44,10 +45,7 @@ def _ini_setting(facts: HostFacts, name: str, written: str | None, default: int)
 def _setting(name: str, written: str | None, default: int, where: str, default_reason: str) -> Setting:
     if written is None:
         return Setting(name, default, f"{name}={default} ({default_reason})", None)
-    try:
-        value: int | None = int(written.strip())
-    except ValueError:
-        value = None
+    value = ascii_whole(written)
     return Setting(name, value, f"{name}={written} ({where})", written)
 
 

@@ -142,7 +142,7 @@ def check_device_id(facts: HostFacts, plan: Plan) -> CheckResult:
         "observed": "unset (0)" if written is None else written,
         "sources": [f"devices: {devices or 'none'} (/dev/davinci*)"],
     }
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         return CheckResult(**base, status=Status.FAIL, required="an integer", fix="export ASCEND_DEVICE_ID=<a device number>")
     if not devices:
         return CheckResult(**base, status=Status.SKIP, required="a device present", fix="no NPU to check it against")
