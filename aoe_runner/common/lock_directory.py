@@ -22,8 +22,15 @@ class LockUnusable(InputError):
 
 
 def lock_dir() -> Path:
-    if os.environ.get(LOCK_DIR_ENV):
-        return Path(os.environ[LOCK_DIR_ENV])
+    """LockUnusable for a relative AOE_RUNNER_LOCK_DIR: it would be another directory in each working directory, and
+    two runs started in two of them would hold one device at once."""
+    configured = os.environ.get(LOCK_DIR_ENV)
+    if configured:
+        if not os.path.isabs(configured):
+            raise LockUnusable(
+                f"{LOCK_DIR_ENV}={configured!r}", "not an absolute path: each working directory would have its own locks"
+            )
+        return Path(configured)
     import tempfile  # here: only the default place needs it
 
     return Path(tempfile.gettempdir()) / "aoe-runner-locks"

@@ -252,3 +252,15 @@ def test_a_holder_is_named_by_its_lock_files_owner_whatever_the_file_says(shared
     assert "(user nobody, pid 1 on h" in refused.value.message
     holding.kill()
     holding.communicate(timeout=30)
+
+
+def test_a_relative_lock_directory_is_refused_not_made_in_each_working_directory(tmp_path: Path) -> None:
+    """AOE_RUNNER_LOCK_DIR=tmp/locks (a / left out) gave each working directory its own device locks: two runs
+    started in two directories tuned device 0 at once. It is refused, before the script starts."""
+    home = Home(tmp_path)
+    env = {**home.env, "AOE_RUNNER_LOCK_DIR": "tmp/aoe-locks"}
+    done = subprocess.run(
+        tune_command("progress", "--reports", "1", "--interval", "0"), env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 4 and "AOE_RUNNER_LOCK_DIR='tmp/aoe-locks': not an absolute path" in done.stderr, done.stderr
+    assert not (tmp_path / "tmp").exists() and home.manifests() == []
