@@ -47,6 +47,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from aoe_runner.errors import UsageError
 from aoe_runner.report.cache_entries import (
     ENCODER,
     SET_NAME,
@@ -77,6 +78,24 @@ MAX_CHAIN = 4  # a set adds to at most this many stored sets below it; one that 
 DELTA_SHARE = 4  # a set is stored as what it adds only when that is at most 1/DELTA_SHARE of the sets below it
 _ENTRY_VERSION = 5
 ABANDONED_AFTER_S = 600  # an entry still being written after this long was left by a killed process
+
+
+_ON = ("1", "on", "yes", "true")
+_OFF = ("0", "off", "no", "false")
+
+
+def _limit_mb(text: str) -> float:
+    """AOE_RUNNER_CACHE_MB: megabytes, DEFAULT_LIMIT_MB when unset, at most MAX_LIMIT_MB; UsageError for anything
+    that is not a number of them (`64MB`, `abc`, nan, a negative number)."""
+    if not text.strip():
+        return DEFAULT_LIMIT_MB
+    try:
+        limit_mb = float(text) if text.isascii() else math.nan
+    except ValueError:
+        limit_mb = math.nan
+    if not limit_mb >= 0:
+        raise UsageError(f"{SIZE_VARIABLE}={text!r}: not a number of megabytes (the default is {DEFAULT_LIMIT_MB})")
+    return min(limit_mb, MAX_LIMIT_MB)
 
 
 def code_identity() -> str:
@@ -128,18 +147,16 @@ class ReportCache:
     def from_environment(cls) -> ReportCache | None:
         """The cache of the aoe-runner home; None when turned off, or when its directory, or one above it, is not
         safe from other users (see _private_directory)."""
-        if os.environ.get(ENABLE_VARIABLE, "").strip().lower() in ("0", "off", "no", "false"):
+        setting = os.environ.get(ENABLE_VARIABLE, "")
+        if setting.strip().lower() in _OFF:
             return None
+        if setting.strip() and setting.strip().lower() not in _ON:  # a typo must not leave on a cache meant off
+            raise UsageError(f"{ENABLE_VARIABLE}={setting!r}: neither on nor off (off turns report's cache off)")
         from aoe_runner.common.home import runner_home
 
-        try:
-            limit_mb = float(os.environ.get(SIZE_VARIABLE) or DEFAULT_LIMIT_MB)
-        except ValueError:
-            limit_mb = DEFAULT_LIMIT_MB
-        if not math.isfinite(limit_mb):  # nan or inf: not a size
-            limit_mb = DEFAULT_LIMIT_MB
+        limit_mb = _limit_mb(os.environ.get(SIZE_VARIABLE, ""))
         base = _private_directory(runner_home() / "cache" / "report")
-        return cls(base, int(min(limit_mb, MAX_LIMIT_MB) * 2**20)) if base is not None else None
+        return cls(base, int(limit_mb * 2**20)) if base is not None else None
 
     # one file's parsed state
 

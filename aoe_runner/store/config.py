@@ -90,8 +90,26 @@ def read_config(home: Path) -> dict[str, str]:
         raise UsageError(f"{home / CONFIG_NAME}: cannot read the store configuration: {error.strerror}") from None
     except UnicodeDecodeError:
         raise UsageError(f"{home / CONFIG_NAME}: cannot read the store configuration: it is not UTF-8 text") from None
-    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#"))
-    return {key.strip(): value.strip() for key, value in pairs}
+    return _settings(text, home / CONFIG_NAME)
+
+
+CONFIG_KEYS = ("url", "artifacts")
+
+
+def _settings(text: str, path: Path) -> dict[str, str]:
+    """`key = value` lines (blank lines and `#` comments aside); UsageError naming the line for any other line or key:
+    a misspelt `ulr = ...` was dropped, and runs meant for the shared store went to this host's history unsaid."""
+    settings: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, equals, value = line.partition("=")
+        if not equals or key.strip() not in CONFIG_KEYS:
+            named = key.strip()  # only a key that is a plain word is shown: the line may hold a password
+            what = f"{named[:40]!r} is not a setting" if equals and named.isidentifier() else "not a setting"
+            raise UsageError(f"{path}, line {number}: {what} (a line is 'url = ...' or 'artifacts = ...')")
+        settings[key.strip()] = value.strip()
+    return settings
 
 
 def write_config(home: Path, url: str, artifacts: Path | None) -> Path:

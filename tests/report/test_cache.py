@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from aoe_runner.common.jsontext import dump_json
+from aoe_runner.errors import UsageError
 from aoe_runner.report import cache as cache_module
 from aoe_runner.report import cache_entries, stamps
 from aoe_runner.report.api import merge_files
@@ -572,17 +573,32 @@ def test_a_fifo_named_like_a_state_never_hangs_the_trim(samples: Path, tmp_path:
     assert _returns_within(10, lambda: cache._below(top.chain[0])) == []
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "1e303"])
-def test_a_cache_size_that_is_no_number_of_bytes_is_read_sensibly(
-    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("value", "megabytes"), [("inf", None), ("1e400", None), ("1e303", None), ("64", 64), (" 0.5 ", 0.5)])
+def test_a_cache_size_is_megabytes_at_most_an_exbibyte(
+    value: str, megabytes: float | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AOE_RUNNER_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("AOE_RUNNER_CACHE", raising=False)
     monkeypatch.setenv("AOE_RUNNER_CACHE_MB", value)
     cache = ReportCache.from_environment()
     assert cache is not None
-    expected = cache_module.MAX_LIMIT_MB if value == "1e303" else cache_module.DEFAULT_LIMIT_MB  # 1e400 reads as inf
-    assert cache.limit_bytes == int(expected * 2**20)
+    assert cache.limit_bytes == int((megabytes or cache_module.MAX_LIMIT_MB) * 2**20)  # 1e400 reads as inf
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("AOE_RUNNER_CACHE", "of"), ("AOE_RUNNER_CACHE", "disable"), ("AOE_RUNNER_CACHE_MB", "64MB")]
+    + [("AOE_RUNNER_CACHE_MB", value) for value in ("abc", "nan", "-inf", "-1", "６４")],
+)
+def test_a_cache_setting_that_is_a_typo_is_a_usage_error_not_the_default(
+    variable: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AOE_RUNNER_CACHE=of left the cache on (off is the way around its documented gap), and AOE_RUNNER_CACHE_MB=64MB
+    was 512 MB, each without a word."""
+    monkeypatch.setenv("AOE_RUNNER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(UsageError, match=f"{variable}="):
+        ReportCache.from_environment()
 
 
 def test_any_damaged_byte_in_a_file_entry_is_a_miss(samples: Path, tmp_path: Path) -> None:

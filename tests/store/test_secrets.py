@@ -127,6 +127,24 @@ def test_a_client_key_passphrase_is_not_written_and_is_refused_in_store_conf(tmp
     assert done.returncode == 2 and "store.conf: holds a password" in done.stderr and "Key1" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("ulr = postgresql://me:Key1@db/aoe", "line 2: 'ulr' is not a setting"),
+        ("URL = postgresql://me:Key1@db/aoe", "line 2: 'URL' is not a setting"),
+        ("url: postgresql://me:Key1@db/aoe", "line 2: not a setting"),
+        ("postgresql://me:Key1@db/aoe = x", "line 2: not a setting"),
+    ],
+)
+def test_a_line_of_store_conf_that_is_no_setting_is_refused_without_showing_it(tmp_path: Path, line: str, said: str) -> None:
+    """A misspelt key was dropped: runs meant for the shared store went to this host's history without a word. The
+    line is named by its number, and only a key that is a plain word is shown: the line may hold a password."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "store.conf").write_text(f"# by hand\n{line}\n")
+    done = aoe_runner(Home(tmp_path), "runs", "list")
+    assert done.returncode == 2 and said in done.stderr and "Key1" not in done.stderr, done.stderr
+
+
 def test_the_password_can_come_from_a_pgpass_file_alone(tmp_path: Path, secret_url: str) -> None:
     pgpass = tmp_path / "pgpass"
     pgpass.write_text(f"*:*:*:{PASSWORD_ROLE}:{PASSWORD}\n")
