@@ -12,7 +12,7 @@ from aoe_runner.cli.options import CSV, JSON, MARKDOWN, TABLE, JsonFlag, OutputF
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import run_store, terminal
 from aoe_runner.common.words import count
-from aoe_runner.errors import ExitCode
+from aoe_runner.errors import ExitCode, InputError
 
 FORMATS = (TABLE, JSON, CSV, MARKDOWN)
 Runs = Annotated[
@@ -116,7 +116,11 @@ def bank_versions(name: Name_ = None, output_format: Format = None, as_json: Jso
 
     formatter = formatter_for(output_format, as_json, FORMATS, output)
     store = run_store(reading=True)
-    versions = catalog(store.home, terminal.warning).versions(check_name(name) if name is not None else None)
+    published = catalog(store.home, terminal.warning)
+    versions = published.versions(check_name(name) if name is not None else None)
+    if name is not None and not versions:  # as bank show says of a name never published (a typo, say)
+        names = sorted({version.name for version in published.versions()})
+        raise InputError(name, f"no version of this bank is published (published: {', '.join(names) or 'none'})")
     emit(terminal, formatter.bank_versions(versions), output)
     return ExitCode.OK
 

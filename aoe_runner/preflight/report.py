@@ -84,6 +84,7 @@ def preflight_report(
 ) -> PreflightReport:
     """The checks of a plan (mode, processes, model memory, and the scenario a framework or a model file's size
     implies) on this host as measured now, or on saved facts."""
+    plan_for(mode, processes, model_memory, {}, framework, model_file_bytes)  # a usage error wins over bad input
     if aoe_ini is not None:
         refuse_unreadable_ini(aoe_ini)
     facts = load_facts(facts_file) if facts_file is not None else gather_facts(aoe_ini=aoe_ini, soc=soc)

@@ -65,6 +65,7 @@ class DryRun:
 def dry_run(request: TuneRequest, store: RunStore, base_env: Mapping[str, str] | None = None) -> DryRun:
     base = dict(os.environ if base_env is None else base_env)
     refuse_unforcible(request)
+    campaign_link(base)  # a real run refuses a variable it cannot read: so does its dry run
     resumed = _resumed(request, store)
     work_dir = _planned_work_dir(request, store.runs_dir / "<run id>", resumed)
     blocked = []

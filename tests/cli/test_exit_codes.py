@@ -37,6 +37,9 @@ def aoe_runner(*argv: str, env: dict[str, str] | None = None) -> subprocess.Comp
         (["report", str(DATA / "bad")], ExitCode.BAD_INPUT),
         (["validate", str(DATA / "odd_records")], ExitCode.FINDING),
         (["--help"], ExitCode.OK),
+        (["preflight", "--model-memory", "12", "--facts", "/dev/null"], ExitCode.USAGE),  # 2 wins over 4: it was 4
+        (["preflight", "--mode", "bogus", "--facts", "/nonexistent"], ExitCode.USAGE),
+        (["verify", "--run", ""], ExitCode.USAGE),  # it was 4, "not a run id"
     ],
 )
 def test_contract(argv: list[str], code: int) -> None:

@@ -174,6 +174,8 @@ def test_bad_names_and_versions_are_usage_errors(releases: Releases) -> None:
         assert refused.returncode == 2 and "a whole number from 1" in refused.stderr, refused.stderr
     missing = releases.run("bank", "show", "resnet@3")
     assert missing.returncode == 4 and "no version of this bank is published" in missing.stderr
+    misspelt = releases.run("bank", "versions", "resnt")  # it listed nothing and exited 0
+    assert misspelt.returncode == 4 and "resnt: no version of this bank is published (published: " in misspelt.stderr
     assert releases.run("bank", "rollback", str(releases.root / "nothing")).returncode == 1
 
 

@@ -97,3 +97,11 @@ def test_a_dry_run_shows_the_verdict_and_every_change_and_creates_nothing(home: 
     assert "preflight failed (" in refused.stdout and "a real run would be refused" in refused.stdout
     assert "the run would start anyway (--force)" in forced.stdout and "a real run would start" in forced.stdout
     assert not bank.exists() and home.manifests() == []
+
+
+def test_a_dry_run_refuses_a_campaign_variable_a_real_run_refuses(home: Home) -> None:
+    """AOE_RUNNER_CAMPAIGN that campaign run did not set: the real run exits 2; its dry run said it would start."""
+    for argv in (tune_args("--dry-run", "--force"), tune_args("--force")):
+        refused = aoe_runner(home, *argv, env={"AOE_RUNNER_CAMPAIGN": "x"})
+        assert refused.returncode == 2 and "AOE_RUNNER_CAMPAIGN: not what 'aoe-runner campaign run' sets" in refused.stderr
+    assert home.manifests() == []
