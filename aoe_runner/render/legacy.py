@@ -80,7 +80,7 @@ def _legacy_block(formatter: TextBlocks, legacy: LegacySummary, rows: int, min_g
 
 def _totals_rows(legacy: LegacySummary) -> list[Sequence[object]]:
     bank = legacy.bank
-    hit_rate = "n/a" if not bank.total else f"{bank.hit / bank.total:.1%} ({bank.hit}/{bank.total})"
+    hit_rate = "n/a" if not bank.total else f"{bank.hit / bank.total:.1%} ({bank.hit} of {bank.total})"
     return [
         ("legacy operators", f"{legacy.operators:,} ({legacy.operators_added:,} added, {legacy.operators_updated:,} updated)"),
         ("legacy time saved", f"{num(legacy.time_saved)}, unit not stated (median speed-up {speedup(legacy.median_speedup)})"),

@@ -251,7 +251,7 @@ def _pct(value: float | None) -> str:
 def _rate(totals: RepoTotals) -> str:
     if not totals.total:
         return "n/a"
-    return f"{totals.hit / totals.total:.1%} ({totals.hit}/{totals.total})"
+    return f"{totals.hit / totals.total:.1%} ({totals.hit} of {totals.total})"
 
 
 def word(value: object) -> str:
