@@ -62,7 +62,10 @@ _REFUSING_EMPTY = {"TyperPath": "path", "Path": "path", "StringParamType": "valu
 # what an empty value may be given to: the script's own arguments, and -o, whose "" is bad input (exit 4) as any
 # other output path that names no file is
 MAY_BE_EMPTY = frozenset({SCRIPT_ARGUMENTS, "output"})
-_EMPTY_HINTS = {"RUN": "give a run id, a unique prefix of one, or 'latest'"}  # by metavar
+_EMPTY_HINTS = {  # by metavar
+    "RUN": "give a run id, a unique prefix of one, or 'latest'",
+    "STORE": "give 'local' or a postgresql:// URL",
+}
 
 
 def _refuse_empty_values(params: list[Any]) -> None:

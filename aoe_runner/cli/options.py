@@ -155,6 +155,9 @@ def usage_message(error: click_exceptions.ClickException, command: str) -> str:
 
 
 def _option_name(param: object) -> str:
+    """An option by its longest name (`--script`), an argument by its metavar (`STORE`), as its help shows them."""
+    if getattr(param, "param_type_name", None) == "argument":
+        return str(getattr(param, "metavar", None) or getattr(param, "name", "value")).rstrip(".").strip("[]")
     opts = getattr(param, "opts", None) or [getattr(param, "name", "value")]
     return max(opts, key=len)
 

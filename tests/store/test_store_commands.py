@@ -89,7 +89,10 @@ def test_store_use_switches_between_a_shared_store_and_the_local_history(tmp_pat
     refused = aoe_runner(home, "store", "use", NOBODY)
     assert refused.returncode == 4 and "url = local" in config.read_text()  # a store that cannot be reached is not chosen
     empty = aoe_runner(home, "store", "use", " ")
-    assert (empty.returncode, empty.stderr.split(" (see")[0]) == (2, "error: STORE: give 'local' or a postgresql:// URL")
+    assert (empty.returncode, empty.stderr.split(" (see")[0]) == (
+        2,
+        "error: STORE: an empty value names nothing (give 'local' or a postgresql:// URL)",
+    )
     word = aoe_runner(home, "--store", "foo", "runs", "list")
     assert word.returncode == 2 and "--store: 'foo' is not a postgresql:// URL" in word.stderr
     bad = aoe_runner(home, "store", "use", "mysql://x@y/z")
