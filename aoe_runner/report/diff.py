@@ -6,6 +6,7 @@ never removes a bank entry); NEW simply did not report it.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from enum import Enum
 from typing import Literal
@@ -88,9 +89,9 @@ class BankDiff(BaseModel):
 
 def diff_summaries(old: BankSummary, new: BankSummary, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> BankDiff:
     changes = (
-        _entry_changes("operator", "us", _operators_by_label(old), _operators_by_label(new), threshold_pct)
-        + _entry_changes("subgraph", "ms", _subgraphs_by_label(old), _subgraphs_by_label(new), threshold_pct)
-        + _entry_changes("legacy_operator", "unknown", _legacy_by_label(old), _legacy_by_label(new), threshold_pct)
+        _entry_changes("operator", "us", _operators_by_key(old), _operators_by_key(new), threshold_pct)
+        + _entry_changes("subgraph", "ms", _subgraphs_by_key(old), _subgraphs_by_key(new), threshold_pct)
+        + _entry_changes("legacy_operator", "unknown", _legacy_by_key(old), _legacy_by_key(new), threshold_pct)
     )
     changes.sort(key=_change_rank)
     counts = Counter(c.change for c in changes)
@@ -121,30 +122,46 @@ def classify(old_value: float | None, new_value: float | None, threshold_pct: fl
 
 
 Times = tuple[float, float]  # before, after
+# each entry by its bank key, not by its label: `x [A+B]` labels both the op type "A+B" and the fused ["A", "B"],
+# and matching by label let one hide the other's regression
+Keyed = dict[tuple[object, ...], tuple[str, Times]]
 
 
-def _operators_by_label(summary: BankSummary) -> dict[str, Times]:
-    return {operator_label(e): (e.before_us, e.after_us) for e in summary.operators}
+def _operators_by_key(summary: BankSummary) -> Keyed:
+    return {(e.name, tuple(e.op_types), e.tuning_mode): (operator_label(e), (e.before_us, e.after_us)) for e in summary.operators}
 
 
-def _subgraphs_by_label(summary: BankSummary) -> dict[str, Times]:
-    return {subgraph_label(e): (e.before_ms, e.after_ms) for e in summary.subgraphs}
+def _subgraphs_by_key(summary: BankSummary) -> Keyed:
+    return {(e.repo_key,): (subgraph_label(e), (e.before_ms, e.after_ms)) for e in summary.subgraphs}
 
 
-def _legacy_by_label(summary: BankSummary) -> dict[str, Times]:
-    return {legacy_label(e): (e.before, e.after) for e in summary.legacy.entries} if summary.legacy else {}
+def _legacy_by_key(summary: BankSummary) -> Keyed:
+    return {(legacy_label(e),): (legacy_label(e), (e.before, e.after)) for e in summary.legacy.entries} if summary.legacy else {}
+
+
+def _labels(keys: set[tuple[object, ...]], old: Keyed, new: Keyed) -> dict[tuple[object, ...], str]:
+    """Each entry's label; two entries that one label would name are told apart by their op types, as JSON."""
+    labels = {key: (old.get(key) or new[key])[0] for key in keys}
+    shared = {label for label, uses in Counter(labels.values()).items() if uses > 1}
+    for key, label in labels.items():
+        if label in shared and len(key) == 3:
+            labels[key] = f"{label} (op types {json.dumps(list(key[1]), ensure_ascii=False)})"  # type: ignore[call-overload]
+    return labels
 
 
 def _entry_changes(
     kind: Literal["operator", "subgraph", "legacy_operator"],
     unit: Literal["us", "ms", "unknown"],
-    old: dict[str, Times],
-    new: dict[str, Times],
+    old: Keyed,
+    new: Keyed,
     threshold_pct: float,
 ) -> list[EntryChange]:
     changes = []
-    for label in old.keys() | new.keys():
-        old_times, new_times = old.get(label), new.get(label)
+    keys = old.keys() | new.keys()
+    labels = _labels(keys, old, new)
+    for key in keys:
+        old_times, new_times = old[key][1] if key in old else None, new[key][1] if key in new else None
+        label = labels[key]
         change, pct = classify(old_times and old_times[1], new_times and new_times[1], threshold_pct)
         changes.append(
             EntryChange(

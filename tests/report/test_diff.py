@@ -72,3 +72,38 @@ def test_an_entry_only_old_results_hold_is_not_called_removed(cli, output_format
     if output_format == "json":
         document = json.loads(result.out)
         assert document["schema_version"] == 2 and document["counts"]["not_in_new"] == 6
+
+
+def _one_report(tmp_path: object, name: str, operators: list[tuple[object, float]]) -> str:
+    from pathlib import Path
+
+    records = [
+        {
+            "op_name": "x",
+            "op_type": op_type,
+            "tune_performance": {"Format": {"performance_before_tune(us)": 100.0, "performance_after_tune(us)": after}},
+        }
+        for op_type, after in operators
+    ]
+    report = [
+        {"basic": {"tuning_name": "net"}},
+        {"OPAT": {"opat_tuning_result": "tuning successful", "repo_modified_operators": records}},
+    ]
+    folder = Path(str(tmp_path)) / name
+    folder.mkdir()
+    (folder / "aoe_result_opat_20260301100000000_1.json").write_text(
+        json.dumps({"report_20260301100000000_1": [report[0], report[1]]})
+    )
+    return str(folder)
+
+
+def test_two_entries_one_label_would_name_are_both_compared(tmp_path: object) -> None:
+    """The op type "A+B" and the fused ["A", "B"] are two bank entries that the label `x [A+B] (Format)` names alike:
+    the diff matched by label, one hid the other, and a regression of 20% passed --fail-on-regression."""
+    old = _one_report(tmp_path, "old", [("A+B", 50.0), (["A", "B"], 70.0)])
+    new = _one_report(tmp_path, "new", [("A+B", 60.0), (["A", "B"], 70.0)])
+    diff = diff_paths([old], [new], DEFAULT_THRESHOLD_PCT).diff
+    assert [(change.label, change.change) for change in diff.changes] == [
+        ('x [A+B] (Format) (op types ["A+B"])', ChangeKind.REGRESSED),
+        ('x [A+B] (Format) (op types ["A", "B"])', ChangeKind.UNCHANGED),
+    ]
