@@ -72,7 +72,12 @@ def normalize(raw: RawDocument, path: str, file_name: str) -> ResultFile:
         if sections is None:
             ignored.append(repr(shortened(key)) if key is not None else "None")
             continue
-        reports.append(_report(key, index, sections, warnings))
+        report = _report(key, index, sections, warnings)
+        repeated = _repeated_sections(value)
+        if repeated:
+            label = f"{shortened(key) if key else 'report'} (#{index + 1})"
+            warnings.append(f"{label}: sections given more than once ({', '.join(repeated)}); only the last of each is read")
+        reports.append(report)
     if not reports and is_legacy(raw, file_name):
         return normalize_legacy(raw, path, file_name)
     if ignored and not reports:
@@ -108,6 +113,17 @@ def _sections_of(value: Any) -> dict[str, Any] | None:
     if not any(name in sections for name in SECTION_NAMES):
         return None
     return sections
+
+
+def _repeated_sections(value: Any) -> list[str]:
+    """The section names that more than one part of a report's list holds (a later part replaces an earlier)."""
+    if not isinstance(value, list):
+        return []
+    seen: dict[str, int] = {}
+    for part in value:
+        for name in part:
+            seen[name] = seen.get(name, 0) + 1
+    return [f"{shortened(name)} {count} times" for name, count in seen.items() if count > 1]
 
 
 def _report(key: str | None, index: int, sections: dict[str, Any], warnings: list[str]) -> Report:

@@ -41,8 +41,10 @@ def plain_report_facts(document: TypedDocument, file_name: str, modified: dateti
 def _facts(key: str, index: int, parts: list[Any], file_time: datetime | None, modified: datetime | None) -> ReportFacts:
     basic: Any = UNSET
     opat: Any = UNSET
-    for part in parts:  # a later section of the same name replaces an earlier, as the normaliser merges them
-        if part.SGAT is not UNSET:
+    for part in parts:  # a section given twice: the normaliser says it reads only the last
+        if part.SGAT is not UNSET or (part.basic is not UNSET and basic is not UNSET):
+            raise NotPlain
+        if part.OPAT is not UNSET and opat is not UNSET:
             raise NotPlain
         if part.basic is not UNSET:
             basic = part.basic

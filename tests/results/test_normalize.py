@@ -143,3 +143,30 @@ def test_non_result_files_are_rejected_with_a_reason(name: str) -> None:
 )
 def test_improvement_figure_is_checked_against_its_times(raw: str, before: float, after: float, agrees: bool) -> None:
     assert (improvement_disagreement(raw, before, after) is None) is agrees
+
+
+@pytest.mark.parametrize("layout", ["training", "offline"])
+def test_a_section_given_twice_in_one_report_is_said_and_the_file_is_not_valid(cli, tmp_path, layout: str) -> None:  # type: ignore[no-untyped-def]
+    """A report of [basic, OPAT, OPAT]: the first OPAT's operators were dropped without a word and validate said
+    valid. Now report warns (the last of each is read, as before) and validate names the report."""
+    import json
+
+    def opat(name: str) -> dict[str, object]:
+        performance = {
+            "performance_before_tune(us)": 10.0,
+            "performance_after_tune(us)": 5.0,
+            "performance_improvement": "100.00%",
+        }
+        operator = {"op_name": name, "op_type": "Add", "tune_performance": {"Format": performance}}
+        return {"OPAT": {"opat_tuning_result": "tuning successful", "repo_modified_operators": [operator]}}
+
+    parts = [{"basic": {"tuning_name": "n"}}, opat("a"), opat("b")]
+    path = tmp_path / "aoe_result_opat_20260301100000000_1.json"
+    path.write_text(json.dumps({"report_20260301100000000_1": parts} if layout == "training" else parts))
+    result_file = load_result_file(path)
+    assert [op.name for op in result_file.reports[0].opat.operators] == ["b"]  # type: ignore[union-attr]
+    assert any("sections given more than once (OPAT 2 times); only the last of each is read" in w for w in result_file.warnings)
+    summary = cli("report", str(path), "--format", "json")
+    assert "OPAT 2 times" in summary.err and [op["name"] for op in json.loads(summary.out)["operators"]] == ["b"]
+    validated = cli("validate", str(path))
+    assert validated.code == 1 and "Too many items match" in validated.out + validated.err
