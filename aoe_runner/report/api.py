@@ -26,7 +26,7 @@ from aoe_runner.errors import InputError
 from aoe_runner.report.entries import Entry
 from aoe_runner.report.merge import BankState, FileRow
 from aoe_runner.report.rules import DEFAULT_MIN_GAIN_PCT
-from aoe_runner.results.files import find_result_files
+from aoe_runner.results.files import file_identity, find_result_files
 
 if TYPE_CHECKING:
     from aoe_runner.report.cache import ReportCache, Stamp
@@ -284,7 +284,7 @@ def _refuse_empty_named(loaded: Loaded, arguments: Sequence[str]) -> Loaded:
     from aoe_runner.report.named_files import named_files, reason
 
     named = named_files(arguments)
-    empty = [row for row in loaded.files if row.reports == 0 and row.path in named]
+    empty = [row for row in loaded.files if row.reports == 0 and file_identity(row.path) in named]
     if not empty:
         return loaded
     loaded.state.drop_files({row.path for row in empty})

@@ -21,9 +21,12 @@ if TYPE_CHECKING:
 _WHITESPACE_READ = 64 * 1024  # a file this small is read to tell whitespace from a cut-off start
 
 
-def named_files(arguments: Sequence[str]) -> set[str]:
-    """The arguments that name a file (as the loader reports its path), not a directory or a glob pattern."""
-    return {os.fspath(path) for path in map(Path, arguments) if path_kind(path) not in (None, "directory")}
+def named_files(arguments: Sequence[str]) -> set[object]:
+    """The files the arguments name (files.file_identity: however else a search reaches them), not a directory or a
+    glob pattern."""
+    from aoe_runner.results.files import file_identity
+
+    return {file_identity(path) for path in map(Path, arguments) if path_kind(path) not in (None, "directory")}
 
 
 def reason(info: FileRow) -> str:

@@ -17,6 +17,7 @@ RESULT_FILE_GLOB = "aoe_result_*.json"
 LEGACY_FILE_GLOB = "tune_result_*.json"  # legacy Auto Tune's
 RESULT_FILE_GLOBS = (RESULT_FILE_GLOB, LEGACY_FILE_GLOB)  # what a directory search finds
 _GLOB_CHARACTERS = frozenset("*?[")
+_PREFIXES = tuple(pattern.removesuffix("*.json") for pattern in RESULT_FILE_GLOBS)
 _SEARCH_KEEPS = ("regular", "unknown")  # a directory search keeps files (through links too) and what it cannot look at
 
 
@@ -24,7 +25,8 @@ def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputE
     """Expand files, directories (searched recursively) and glob patterns, in a stable order.
 
     A file is found once however it is reached: under several spellings (`a.json`, `./x/../a.json`, its absolute
-    path), through a symbolic link or a hard link, by two arguments; the first way it was named is kept.
+    path), through a symbolic link or a hard link, by two arguments; of its names, the one kept is the same in any
+    order of the arguments (preferred_name), since a name can carry the file's time.
     Every argument that names nothing usable, and every directory below one that cannot be searched, becomes an
     InputError; the others still count.
     """
@@ -33,13 +35,26 @@ def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputE
     for argument in arguments:
         try:
             for path in _expand(argument, errors):
-                found.setdefault(_identity(path), path)
+                identity = file_identity(path)
+                held = found.get(identity)
+                found[identity] = path if held is None or held == path else min(held, path, key=preferred_name)
         except InputError as error:
             errors.append(error)
-    return list(found.values()), errors
+    once = {error.message: error for error in reversed(errors)}  # `report d d`, `d/**`: one line for each problem
+    return list(found.values()), [error for error in errors if once.get(error.message) is error]
 
 
-def _identity(path: Path) -> object:
+def preferred_name(path: Path) -> tuple[bool, bool, str, int, str]:
+    """Of two names of one file: one that carries its time (`aoe_result_<kind>_<time>_<pid>.json`), then its own path
+    (not through a link), then the first absolute path in sorted order, then the shorter spelling of it."""
+    from aoe_runner.results.keys import file_timestamp  # only for a file reached by two names
+
+    absolute = os.path.normpath(os.path.abspath(path))
+    through_link = absolute != os.path.realpath(path)
+    return (file_timestamp(path.name) is None, through_link, absolute, len(str(path)), str(path))
+
+
+def file_identity(path: str | Path) -> object:
     """The file itself (device and inode) where it can be looked at; else its absolute, normalised path."""
     try:
         info = os.stat(path)
@@ -94,13 +109,12 @@ def _search_directory(directory: Path, errors: list[InputError]) -> list[Path]:
     """The result files in `directory` and below (symbolic links to directories are not followed); a directory
     below it that cannot be searched adds an error to `errors`, and a file that cannot be looked at is kept, so
     that reading it says why."""
-    prefixes = tuple(pattern.removesuffix("*.json") for pattern in RESULT_FILE_GLOBS)
     unsearchable: list[OSError] = []
     files = sorted(
         Path(root, name)
         for root, _, names in os.walk(directory, onerror=unsearchable.append)
         for name in names
-        if name.startswith(prefixes) and name.endswith(".json") and path_kind(os.path.join(root, name)) in _SEARCH_KEEPS
+        if name.startswith(_PREFIXES) and name.endswith(".json") and path_kind(os.path.join(root, name)) in _SEARCH_KEEPS
     )
     errors += (InputError(str(error.filename), f"cannot search: {error.strerror or error}") for error in unsearchable)
     if not files and not unsearchable:
