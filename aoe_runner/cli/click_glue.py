@@ -86,7 +86,7 @@ def _refusing_empty(kind: Any) -> Any:
 
     class NonEmpty(kind):
         def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-            if isinstance(value, str) and not value.strip():
+            if isinstance(value, str) and not value.strip() and value != getattr(param, "default", None):  # given
                 hint = _EMPTY_HINTS.get(str(getattr(param, "metavar", "")), "an unset variable?")
                 self.fail(f"an empty {what} names nothing ({hint})", param, ctx)
             return super().convert(value, param, ctx)

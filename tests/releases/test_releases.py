@@ -168,6 +168,8 @@ def test_a_bank_directory_at_the_path_is_moved_aside_once_and_a_foreign_link_is_
 
 def test_bad_names_and_versions_are_usage_errors(releases: Releases) -> None:
     assert releases.run("bank", "publish", "latest", "--name", "../x", "--unverified").returncode == 2
+    unnamed = releases.run("bank", "publish", "latest", "--unverified")  # --name not given: not "an empty value"
+    assert unnamed.returncode == 2 and "'' is not a bank name" in unnamed.stderr, unnamed.stderr
     assert releases.run("bank", "show", "resnet@0").returncode == 2
     for version in ("resnet@²", "resnet@１", "resnet@1_0"):  # '²' passed isdigit() and crashed int() (exit 3)
         refused = releases.run("bank", "show", version)
