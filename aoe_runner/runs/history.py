@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import sqlite3
@@ -42,6 +43,8 @@ from aoe_runner.runs.record_files import (
     reserve_room,
 )
 from aoe_runner.runs.status import MANIFEST_NAME, RunStatus
+
+_RUN_ID_PREFIX = re.compile(r"[0-9a-z-]{1,64}")  # a run id (YYYYmmdd-HHMMSS-<hex>) or the start of one
 
 if TYPE_CHECKING:
     from aoe_runner.runs.blobs import BlobStore
@@ -176,11 +179,14 @@ class RunStore:
 
         path = self.run_dir(run_id) / MANIFEST_NAME
         try:
-            return load_json(RunManifest, manifest_bytes(path))
+            manifest = load_json(RunManifest, manifest_bytes(path))
         except InputError as error:
             raise InputError(str(path), f"cannot read the run manifest: {error.reason}") from None
         except ValueError as error:  # pydantic's ValidationError, or json's for a document that is not JSON
             raise InputError(str(path), f"not a run manifest: {manifest_problem(error)}") from None
+        if manifest.id != run_id:  # a record copied or edited by hand: `runs rm` of it removed the run it names
+            raise InputError(str(path), f"names run {manifest.id!r}, not its directory's: not used (remove it by hand)")
+        return manifest
 
     def list(self, where: RunFilter | None = None) -> list[RunRow]:
         """Runs newest first; runs whose supervisor died are marked abandoned on the way."""
@@ -226,7 +232,7 @@ class RunStore:
             if not newest:
                 raise InputError(reference, f"no {'tuning ' if kind == TUNING else ''}runs are recorded yet")
             return self.load(newest[0].id)
-        if not reference or "/" in reference or reference in (".", ".."):
+        if not _RUN_ID_PREFIX.fullmatch(reference):  # nor a path, nor a name no file can have (too long, not UTF-8)
             raise InputError(repr(reference), "not a run id (see 'aoe-runner runs list')")
         if (self.run_dir(reference) / MANIFEST_NAME).is_file():
             return self._settled_manifest(reference)

@@ -62,3 +62,34 @@ def test_one_unreadable_inventory_does_not_hold_up_the_removal_of_other_runs(tmp
     assert pruned.returncode == 0, pruned.stderr
     assert "no stored bank contents were removed" in pruned.stderr
     assert sorted(path.name for path in (tmp_path / "home" / "runs").iterdir()) == [runs[-1]]
+
+
+def test_a_copied_record_is_refused_and_the_run_it_names_is_left_alone(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A copy of a run's directory under another id: `runs rm COPY` removed the run the copy names, and `runs show`
+    and `bank restore` acted on it too. Each now refuses the copy, naming it, and the run stays."""
+    import shutil
+
+    home = Home(tmp_path)
+    assert tune(home, "exit", "0")[0] == 0
+    (run,) = [manifest["id"] for manifest in home.manifests()]
+    runs = tmp_path / "home" / "runs"
+    shutil.copytree(runs / run, runs / "20250101-000000-deadbeef")
+    for argv in (("runs", "show"), ("runs", "rm"), ("bank", "restore", "--dry-run")):
+        refused = aoe_runner(home, *argv, "20250101-000000-deadbeef")
+        assert refused.returncode == 4 and f"names run '{run}', not its directory's" in refused.stderr, refused.stderr
+    assert (runs / run / "manifest.json").is_file() and aoe_runner(home, "runs", "show", run).returncode == 0
+
+
+@pytest.mark.parametrize("reference", ["a" * 300, "\udcff", "2026 11", "../x", "RUN"])
+def test_what_no_run_id_can_be_is_one_line_and_exit_4(tmp_path, reference: str) -> None:  # type: ignore[no-untyped-def]
+    """A 300-letter id was an internal error (file name too long), and so was one not UTF-8."""
+    done = aoe_runner(Home(tmp_path), "runs", "show", reference)
+    assert done.returncode == 4 and "not a run id" in done.stderr and "internal error" not in done.stderr, done.stderr
+
+
+def test_a_script_filter_no_file_could_have_is_matched_not_a_crash(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`runs list --script <300 letters>`: pathlib's exists() raised 'file name too long', an internal error."""
+    home = Home(tmp_path)
+    assert tune(home, "exit", "0")[0] == 0
+    done = aoe_runner(home, "runs", "list", "--script", "a" * 300)
+    assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
