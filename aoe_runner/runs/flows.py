@@ -12,7 +12,6 @@ from annotated_types import Ge, Le
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 
 Count = Annotated[int, Ge(0), Le(2**63 - 1)]  # a size or a count, as a file system and SQLite can hold it
-Code = Annotated[int, Ge(-(2**31)), Le(2**31 - 1)]  # an exit code, a device number or a pid, as an OS writes one
 
 
 @dataclass(kw_only=True)

@@ -9,7 +9,7 @@ from typing import Literal
 from aoe_runner.common.modes import TuneMode
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.preflight.facts import HostFacts
-from aoe_runner.runs.flows import CampaignLink, Code, Count, OfflineRecord, PhaseRecord, SwitchRecord
+from aoe_runner.runs.flows import CampaignLink, Count, OfflineRecord, PhaseRecord, SwitchRecord
 from aoe_runner.runs.status import RunStatus
 
 LOG_NAME = "log.txt"
@@ -267,7 +267,7 @@ class RunManifest:
     working_directory: str
     mode: TuneMode | None
     """The tuning mode; None for a verify run, which tunes nothing."""
-    device: Code
+    device: int
     environment: dict[str, str]
     """The variables aoe-runner set or changed for the script."""
     environment_removed: list[str] = field(default_factory=list)
@@ -280,13 +280,13 @@ class RunManifest:
     preflight: PreflightOutcome | None = None
     """None for a verify run: it runs no preflight."""
     verify: VerifyLink | None = None
-    supervisor_pid: Code
-    child_pid: Code | None = None
+    supervisor_pid: int
+    child_pid: int | None = None
     started_at: datetime
     ended_at: datetime | None = None
-    exit_code: Code | None = None
+    exit_code: int | None = None
     """What `aoe-runner tune` exited with."""
-    script_exit_code: Code | None = None
+    script_exit_code: int | None = None
     """The script's own code, when it exited."""
     script_signal: str | None = None
     """The signal that ended the script, when one did."""
