@@ -184,8 +184,6 @@ class RunStore:
             raise InputError(str(path), f"cannot read the run manifest: {error.reason}") from None
         except ValueError as error:  # pydantic's ValidationError, or json's for a document that is not JSON
             raise InputError(str(path), f"not a run manifest: {manifest_problem(error)}") from None
-        if manifest.id != run_id:  # a record copied or edited by hand: `runs rm` of it removed the run it names
-            raise InputError(str(path), f"names run {manifest.id!r}, not its directory's: not used (remove it by hand)")
         return manifest
 
     def list(self, where: RunFilter | None = None) -> list[RunRow]:
@@ -235,13 +233,13 @@ class RunStore:
         if not _RUN_ID_PREFIX.fullmatch(reference):  # nor a path, nor a name no file can have (too long, not UTF-8)
             raise InputError(repr(reference), "not a run id (see 'aoe-runner runs list')")
         if (self.run_dir(reference) / MANIFEST_NAME).is_file():
-            return self._settled_manifest(reference)
+            return self._own_manifest(reference)
         matches = self.index.ids_starting_with(reference)
         if not matches:
             raise InputError(reference, "no recorded run has this id (see 'aoe-runner runs list')")
         if len(matches) > 1:
             raise InputError(reference, f"matches several runs ({', '.join(matches[:2])}, ...): give more of the id")
-        return self._settled_manifest(matches[0])
+        return self._own_manifest(matches[0])
 
     def is_live(self, run_id: str) -> bool:
         """Whether the run's supervisor is alive now."""
@@ -357,6 +355,15 @@ class RunStore:
             self.index.upsert_all(manifests)
         except sqlite3.Error:
             pass  # a read-only index: repaired by the next reader that can write
+
+    def _own_manifest(self, run_id: str) -> RunManifest:
+        """_settled_manifest, refused when the record names another run: `runs rm` of a copied record removed the run
+        it names, and `bank restore` used that run's bank."""
+        manifest = self._settled_manifest(run_id)
+        if manifest.id != run_id:
+            path = self.run_dir(run_id) / MANIFEST_NAME
+            raise InputError(str(path), f"names run {manifest.id!r}, not its directory's: not used (remove it by hand)")
+        return manifest
 
     def _settled_manifest(self, run_id: str) -> RunManifest:
         """The manifest, with a dead supervisor's run turned from running to abandoned (and recorded so)."""

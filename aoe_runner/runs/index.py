@@ -316,19 +316,11 @@ def _figure(value: object) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
 
 
-def _exists(path: str) -> bool:
-    """Is there a file at `path`? No for a name too long to be a file's (pathlib raises), or one holding a NUL."""
-    try:
-        return os.path.exists(path)
-    except ValueError:
-        return False
-
-
 def conditions(where: RunFilter) -> list[tuple[str, object]]:
     """(column, value) pairs that a run must match, for any backend's WHERE clause."""
     found: list[tuple[str, object]] = []
     if where.script:
-        if os.sep in where.script or _exists(where.script):
+        if os.sep in where.script or os.path.exists(where.script):  # pathlib's exists() raises for a name too long
             found.append(("script", str(Path(where.script).resolve())))
         else:
             found.append(("script_name", where.script))
