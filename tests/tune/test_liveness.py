@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
+
 from aoe_runner.common.terminal import Terminal
 from aoe_runner.render.tune_progress import PLAIN_INTERVAL_S, TerminalReporter
 from aoe_runner.runs.manifest import Progress
@@ -18,11 +20,13 @@ def _on_a_terminal(home: Home, *script_args: str) -> bytes:
     return seen
 
 
+@pytest.mark.slow  # seconds of a real run on a pseudo-terminal; the reporter's own tests below stay in the fast set
 def test_a_terminal_sees_how_long_the_run_has_run_before_any_result(tmp_path) -> None:  # type: ignore[no-untyped-def]
     seen = _on_a_terminal(Home(tmp_path), "sleep", "2.5")
     assert re.search(rb"aoe-runner: running \d+s, no result file yet", seen), seen
 
 
+@pytest.mark.slow  # seconds of a real run on a pseudo-terminal
 def test_a_terminal_sees_how_long_ago_the_last_result_came_and_the_first_marker(tmp_path) -> None:  # type: ignore[no-untyped-def]
     seen = _on_a_terminal(Home(tmp_path), "progress", "--reports", "3", "--interval", "1.2")
     assert re.search(rb"aoe-runner: running \d+s, last result \d+s ago; \d reports?, operators", seen), seen

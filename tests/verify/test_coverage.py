@@ -68,6 +68,7 @@ def assert_about_95(covered: dict[str, float], trials: int) -> None:
     assert all(abs(share - 0.95) <= allowed for share in covered.values()), (covered, f"0.95 ± {allowed:.3f}")
 
 
+@pytest.mark.slow  # a thousand simulated verifications each
 @pytest.mark.parametrize(
     "scenario",
     [
