@@ -19,6 +19,7 @@ from typing import Any
 
 from aoe_runner.campaign.plan import JobNeeds, Node
 from aoe_runner.campaign.runner import Submission
+from aoe_runner.common.quantities import ascii_digits
 from aoe_runner.errors import InputError, UsageError
 
 EXTRA = "pip install 'aoe-runner[ray]'"
@@ -38,7 +39,7 @@ def _reachable(address: str) -> None:
     import socket
 
     host, _, port = address.rpartition(":")
-    if not host or not (port.isascii() and port.isdigit()) or "://" in address:
+    if not host or not ascii_digits(port) or "://" in address:
         return  # `auto`, `ray://...`: Ray's own to resolve
     try:
         socket.create_connection((host, int(port)), timeout=REACH_TIMEOUT_S).close()

@@ -17,7 +17,6 @@ from aoe_runner.cli.options import (
     SocFilter,
     emit,
     format_option,
-    required_text,
 )
 from aoe_runner.cli.pages import formatter_for
 from aoe_runner.cli.terminal import run_store, terminal
@@ -39,7 +38,7 @@ def bank_restore(run: Run, dry_run: DryRun = False) -> int:
     def show(plan: RestorePlan) -> None:
         terminal.result("".join(line + "\n" for line in plan.lines()))
 
-    restored = restore_before(run_store(reading=True), required_text(run, "RUN"), dry_run, planned=show)
+    restored = restore_before(run_store(reading=True), run, dry_run, planned=show)
     if restored.plan.empty:
         terminal.info(f"{restored.bank} already matches its state before run {restored.run}; nothing to do")
     elif dry_run:

@@ -109,13 +109,6 @@ def whole_number(text: str | None, option: str, minimum: int = 0, maximum: int =
     return value
 
 
-def required_text(text: str, what: str) -> str:
-    """A RUN or other name that must not be empty: '' would otherwise match every run."""
-    if not text.strip():
-        raise UsageError(f"{what}: an empty value names nothing (give a run id, a unique prefix of one, or 'latest')")
-    return text
-
-
 def emit(terminal: Terminal, text: str | bytes | Pieces, output: str | None) -> None:
     """The result on stdout, or into FILE (atomically; `-` is stdout), and a line on stderr saying where it went."""
     from aoe_runner.common.files import STDOUT

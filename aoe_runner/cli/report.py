@@ -20,7 +20,6 @@ from aoe_runner.cli.options import (
     emit,
     format_option,
     output_option,
-    required_text,
     whole_number,
 )
 from aoe_runner.cli.pages import formatter_for
@@ -108,7 +107,7 @@ def report(
     min_gain_pct = parse_percent(min_gain, "--min-gain")
     threshold_pct = DEFAULT_THRESHOLD_PCT if threshold is None else parse_percent(threshold, "--threshold")
     paths = (paths or []) + ([str(samples_directory())] if samples else [])
-    runs = [required_text(reference, "--run") for reference in runs or []] + _campaign_runs(campaign)
+    runs = [*(runs or []), *_campaign_runs(campaign)]
     if diff:
         if script is not None and (paths or runs):
             raise UsageError("--script picks the two runs to compare; it cannot be given with paths or --run")
@@ -128,7 +127,7 @@ def _campaign_runs(reference: str | None) -> list[str]:
     from aoe_runner.campaign.record import campaign_store
     from aoe_runner.common.home import runner_home
 
-    record = campaign_store(runner_home(), terminal.warning).resolve(required_text(reference, "--campaign"))
+    record = campaign_store(runner_home(), terminal.warning).resolve(reference)
     store = run_store(reading=True)
     found = [job.run for job in record.jobs if job.run and (manifest := store.load_or_warn(job.run)) and manifest.result_files]
     if not found:

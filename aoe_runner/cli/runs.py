@@ -25,7 +25,6 @@ from aoe_runner.cli.options import (
     output_option,
     parse_kind,
     parse_status,
-    required_text,
     whole_number,
 )
 from aoe_runner.cli.pages import formatter_for
@@ -148,7 +147,7 @@ def runs_show(run: Run = "latest", output_format: ShowFormat = None, as_json: Js
 
     formatter = formatter_for(output_format, as_json, (TABLE, JSON), output)
     store = run_store(reading=True)
-    manifest = store.resolve(required_text(run, "RUN"))
+    manifest = store.resolve(run)
     emit(terminal, formatter.run(manifest, store.run_dir(manifest.id)), output)
     return ExitCode.OK
 
@@ -179,7 +178,7 @@ def runs_rm(runs: RunIds, dry_run: RmDryRun = False) -> int:
     from aoe_runner.runs.units import whole_units
 
     store = run_store(local_only="runs rm")
-    chosen = {store.resolve(required_text(reference, "RUN")).id for reference in runs}
+    chosen = {store.resolve(reference).id for reference in runs}
 
     def choose() -> list[RunRow]:  # a verification's runs go together
         rows, notes = whole_units(store, chosen)

@@ -29,13 +29,18 @@ _DURATION_PART = re.compile(rf"{_NUMBER}\s*(ms|s|m|h|d)?", re.ASCII)
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
+def ascii_digits(text: str) -> bool:
+    """Is `text` one or more ASCII digits? str.isdigit() alone passes '１' (full width) and '²', which is no number."""
+    return text.isascii() and text.isdigit()
+
+
 def ascii_whole(text: str) -> int | None:
     """The whole number `text` writes in ASCII digits, with an optional sign and blanks around it, else None: int()
     also reads '１' (full width, a keystroke away in a Chinese input method), '٣' and '1_0', which AOE, in C++, does
     not read as those numbers, and str.isdigit() passes '²', which int() refuses."""
     stripped = text.strip()
     digits = stripped[1:] if stripped[:1] in ("+", "-") else stripped
-    return int(stripped) if digits.isascii() and digits.isdigit() else None
+    return int(stripped) if ascii_digits(digits) else None
 
 
 def parse_size(text: str, option: str) -> int:

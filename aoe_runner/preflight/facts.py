@@ -22,6 +22,7 @@ from aoe_runner.common.home import HOME_VARIABLE, runner_home
 from aoe_runner.common.lock_directory import LockUnusable
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
 from aoe_runner.common.proc import run_bounded
+from aoe_runner.common.quantities import ascii_digits
 from aoe_runner.preflight.cann import AoeIni, CannEnvironment, cann_environment, find_aoe_ini
 from aoe_runner.preflight.history import HistoryUse, measure_history
 from aoe_runner.preflight.npu_smi import ListedNpu, Npus, NpuSmiTable, parse_npu_smi, series_of, soc_of
@@ -308,7 +309,7 @@ def _soc(explicit: str | None, npus: Npus, table: NpuSmiTable | None) -> tuple[s
 def _device_lock(env: Mapping[str, str]) -> dict[str, Any]:
     """Who holds the device's lock, or why the lock cannot be trusted (a FIFO in its place, a foreign directory)."""
     device = env.get("ASCEND_DEVICE_ID", "0").strip()
-    if not (device.isascii() and device.isdigit()):
+    if not ascii_digits(device):
         return {"device_lock_holder": None}
     try:
         return {"device_lock_holder": current_holder(int(device))}

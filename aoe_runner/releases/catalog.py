@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from aoe_runner.common.files import atomic_write_text
 from aoe_runner.common.jsontext import dump_json, load_json
+from aoe_runner.common.quantities import ascii_digits
 from aoe_runner.common.regular_files import read_with_status
 from aoe_runner.errors import InputError
 from aoe_runner.releases.version import BankVersion, check_name
@@ -110,7 +111,7 @@ class Catalog:
             return []
         except OSError as error:
             raise InputError(str(self.root / name), f"cannot read directory: {error.strerror}") from None
-        return [int(entry[:-5]) for entry in names if entry.endswith(".json") and entry[:-5].isascii() and entry[:-5].isdigit()]
+        return [int(entry[:-5]) for entry in names if entry.endswith(".json") and ascii_digits(entry[:-5])]
 
     def _name_directories(self) -> list[Path]:
         try:

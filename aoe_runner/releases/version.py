@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from aoe_runner.common.plain_data import FIELD_DOCSTRINGS
+from aoe_runner.common.quantities import ascii_digits
 from aoe_runner.errors import UsageError
 from aoe_runner.runs.manifest import Fingerprint
 
@@ -89,7 +90,7 @@ def parse_reference(text: str) -> tuple[str, int | None]:
     check_name(name)
     if not at:
         return name, None
-    if not (number.isascii() and number.isdigit()) or int(number) < 1:
+    if not ascii_digits(number) or int(number) < 1:
         raise UsageError(f"{text!r}: a version is NAME@N with N a whole number from 1")
     return name, int(number)
 

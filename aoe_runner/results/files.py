@@ -40,8 +40,10 @@ def find_result_files(arguments: Iterable[str]) -> tuple[list[Path], list[InputE
                 found[identity] = path if held is None or held == path else min(held, path, key=preferred_name)
         except InputError as error:
             errors.append(error)
-    once = {error.message: error for error in reversed(errors)}  # `report d d`, `d/**`: one line for each problem
-    return list(found.values()), [error for error in errors if once.get(error.message) is error]
+    once: dict[str, InputError] = {}  # `report d d`, `d/**`: one line for each problem, the first time it was met
+    for problem in errors:
+        once.setdefault(problem.message, problem)
+    return list(found.values()), list(once.values())
 
 
 def preferred_name(path: Path) -> tuple[bool, bool, str, int, str]:

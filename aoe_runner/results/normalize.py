@@ -75,8 +75,9 @@ def normalize(raw: RawDocument, path: str, file_name: str) -> ResultFile:
         report = _report(key, index, sections, warnings)
         repeated = _repeated_sections(value)
         if repeated:
-            label = f"{shortened(key) if key else 'report'} (#{index + 1})"
-            warnings.append(f"{label}: sections given more than once ({', '.join(repeated)}); only the last of each is read")
+            warnings.append(
+                f"{_label(key, index)}: sections given more than once ({', '.join(repeated)}); only the last of each is read"
+            )
         reports.append(report)
     if not reports and is_legacy(raw, file_name):
         return normalize_legacy(raw, path, file_name)
@@ -115,6 +116,11 @@ def _sections_of(value: Any) -> dict[str, Any] | None:
     return sections
 
 
+def _label(key: str | None, index: int) -> str:
+    """A report as a warning names it: its key, shortened, and its place in the file."""
+    return f"{shortened(key) if key else 'report'} (#{index + 1})"
+
+
 def _repeated_sections(value: Any) -> list[str]:
     """The section names that more than one part of a report's list holds (a later part replaces an earlier)."""
     if not isinstance(value, list):
@@ -127,7 +133,7 @@ def _repeated_sections(value: Any) -> list[str]:
 
 
 def _report(key: str | None, index: int, sections: dict[str, Any], warnings: list[str]) -> Report:
-    label = f"{shortened(key) if key else 'report'} (#{index + 1})"
+    label = _label(key, index)
     timestamp, thread_id = parse_report_key(key)
     unknown = [name for name in sections if name not in SECTION_NAMES]
     if unknown:

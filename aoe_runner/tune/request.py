@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoe_runner.common.quantities import ascii_whole
+from aoe_runner.common.quantities import ascii_digits
 from aoe_runner.errors import InputError, UsageError
 from aoe_runner.frameworks.kinds import Framework, Scenario
 from aoe_runner.frameworks.offline import OfflineModel
@@ -148,14 +148,14 @@ def device_id(explicit: int | None, base: Mapping[str, str]) -> int:
     logical = explicit
     if logical is None:
         inherited = base.get("ASCEND_DEVICE_ID", "0").strip()
-        logical = ascii_whole(inherited) if inherited.isdigit() else None
+        logical = int(inherited) if ascii_digits(inherited) else None
         if logical is None:
             raise UsageError(f"ASCEND_DEVICE_ID={inherited!r} is not a device id; pass --device")
     visible = base.get("ASCEND_RT_VISIBLE_DEVICES", "").strip()
     if not visible:
         return logical
     physical = [part.strip() for part in visible.split(",")]
-    if not all(part.isascii() and part.isdigit() for part in physical):
+    if not all(ascii_digits(part) for part in physical):
         raise UsageError(f"ASCEND_RT_VISIBLE_DEVICES={visible!r} is not a list of device ids")
     if logical >= len(physical):
         raise UsageError(f"device {logical} is not visible: ASCEND_RT_VISIBLE_DEVICES={visible!r} shows {len(physical)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from aoe_runner.common.quantities import ascii_digits
 from aoe_runner.frameworks.kinds import Scenario
 from aoe_runner.preflight.checks.result import CheckResult, Status
 from aoe_runner.preflight.facts import HostFacts, PathState, default_bank
@@ -142,7 +143,7 @@ def check_device_id(facts: HostFacts, plan: Plan) -> CheckResult:
         "observed": "unset (0)" if written is None else written,
         "sources": [f"devices: {devices or 'none'} (/dev/davinci*)"],
     }
-    if not (text.isascii() and text.isdigit()):
+    if not ascii_digits(text):
         return CheckResult(**base, status=Status.FAIL, required="an integer", fix="export ASCEND_DEVICE_ID=<a device number>")
     if not devices:
         return CheckResult(**base, status=Status.SKIP, required="a device present", fix="no NPU to check it against")
